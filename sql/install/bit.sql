@@ -1,0 +1,1 @@
+-- bit: written by its owner

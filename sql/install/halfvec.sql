@@ -1,0 +1,1 @@
+-- halfvec: written by its owner

@@ -1,0 +1,1 @@
+-- sparsevec: written by its owner

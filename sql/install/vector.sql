@@ -1,0 +1,1 @@
+-- vector: written by its owner
