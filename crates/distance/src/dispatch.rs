@@ -1,0 +1,96 @@
+//! Runtime selection of the kernel implementation.
+
+use std::sync::OnceLock;
+
+use half::f16;
+
+use crate::portable;
+
+/// Raw kernels: the accumulation loops of pgvector, before the per-function
+/// finishing steps (casts, `sqrt`, clamping) that the public modules apply.
+///
+/// All tables compute bit-identical results; they differ only in speed.
+#[derive(Clone, Copy, Debug)]
+pub struct Kernels {
+    /// Human-readable name of the implementation, e.g. `"avx2-fma-f16c"`.
+    pub name: &'static str,
+    /// `VectorL2SquaredDistance` (float accumulation).
+    pub f32_l2_squared: fn(&[f32], &[f32]) -> f32,
+    /// `VectorInnerProduct` (float accumulation).
+    pub f32_inner_product: fn(&[f32], &[f32]) -> f32,
+    /// `VectorL1Distance` (float accumulation).
+    pub f32_l1: fn(&[f32], &[f32]) -> f32,
+    /// The three float sums of `VectorCosineSimilarity`: `[a·b, a·a, b·b]`.
+    pub f32_cosine_parts: fn(&[f32], &[f32]) -> [f32; 3],
+    /// The double sum of squares of `vector_norm` / `l2_normalize`
+    /// (also `sparsevec_l2_norm` over the stored values).
+    pub f32_sum_squares: fn(&[f32]) -> f64,
+    /// `HalfvecL2SquaredDistanceF16c`.
+    pub f16_l2_squared: fn(&[f16], &[f16]) -> f32,
+    /// `HalfvecInnerProductF16c`.
+    pub f16_inner_product: fn(&[f16], &[f16]) -> f32,
+    /// `HalfvecL1DistanceF16c`.
+    pub f16_l1: fn(&[f16], &[f16]) -> f32,
+    /// The three float sums of `HalfvecCosineSimilarityF16c`.
+    pub f16_cosine_parts: fn(&[f16], &[f16]) -> [f32; 3],
+    /// `SparsevecL2SquaredDistance(a_indices, a_values, b_indices, b_values)`.
+    pub sparse_l2_squared: fn(&[i32], &[f32], &[i32], &[f32]) -> f32,
+    /// `SparsevecInnerProduct(a_indices, a_values, b_indices, b_values)`.
+    pub sparse_inner_product: fn(&[i32], &[f32], &[i32], &[f32]) -> f32,
+    /// The float accumulation of `sparsevec_l1_distance`.
+    pub sparse_l1: fn(&[i32], &[f32], &[i32], &[f32]) -> f32,
+    /// Number of differing bits of two equally long byte strings.
+    pub bits_hamming: fn(&[u8], &[u8]) -> u64,
+    /// `[popcount(a & b), popcount(a), popcount(b)]` of two byte strings.
+    pub bits_jaccard_counts: fn(&[u8], &[u8]) -> [u64; 3],
+}
+
+static PORTABLE: Kernels = Kernels {
+    name: "portable",
+    f32_l2_squared: portable::f32_l2_squared,
+    f32_inner_product: portable::f32_inner_product,
+    f32_l1: portable::f32_l1,
+    f32_cosine_parts: portable::f32_cosine_parts,
+    f32_sum_squares: portable::f32_sum_squares,
+    f16_l2_squared: portable::f16_l2_squared,
+    f16_inner_product: portable::f16_inner_product,
+    f16_l1: portable::f16_l1,
+    f16_cosine_parts: portable::f16_cosine_parts,
+    sparse_l2_squared: portable::sparse_l2_squared,
+    sparse_inner_product: portable::sparse_inner_product,
+    sparse_l1: portable::sparse_l1,
+    bits_hamming: portable::bits_hamming,
+    bits_jaccard_counts: portable::bits_jaccard_counts,
+};
+
+/// The portable kernels, which emulate the reference operation order on any
+/// CPU (slow where they need `mul_add` without hardware FMA).
+pub fn portable_kernels() -> &'static Kernels {
+    &PORTABLE
+}
+
+/// The SIMD kernels, if this CPU supports them (x86-64 with AVX, FMA and
+/// F16C; the bit-string kernels additionally use AVX-512 VPOPCNTDQ or POPCNT
+/// when present).
+pub fn simd_kernels() -> Option<&'static Kernels> {
+    static SIMD: OnceLock<Option<Kernels>> = OnceLock::new();
+    SIMD.get_or_init(detect_simd).as_ref()
+}
+
+/// The kernels used by the public functions of this crate: the SIMD table if
+/// available, the portable one otherwise. Detection runs once and is cached.
+#[inline]
+pub fn active_kernels() -> &'static Kernels {
+    static ACTIVE: OnceLock<&'static Kernels> = OnceLock::new();
+    ACTIVE.get_or_init(|| simd_kernels().unwrap_or(&PORTABLE))
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect_simd() -> Option<Kernels> {
+    crate::x86::kernels()
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect_simd() -> Option<Kernels> {
+    None
+}

