@@ -1,0 +1,6 @@
+-- Upgrade from pgvector 0.8.6 to this library.
+\echo Use "ALTER EXTENSION vector UPDATE TO '0.8.6.1'" to load this file. \quit
+
+-- Every type, function, operator, cast and aggregate keeps its definition: our library exports
+-- pgvector's link symbols and byte layouts, so the catalog needs no change. The index access
+-- methods' objects (hnsw, ivfflat) stay in place for the indexes that depend on them.
