@@ -4,6 +4,7 @@
 //! this crate is the thin glue between those declarations and the pure-Rust crates.
 
 pub mod fmgr;
+mod recv_tests;
 pub mod types;
 
 ::pgrx::pg_module_magic!();
