@@ -1,0 +1,1 @@
+//! HNSW graph algorithms over a storage trait.
