@@ -4,7 +4,12 @@
 #   scripts/pg-server.sh stop  PGBIN DATADIR
 set -euo pipefail
 action=$1 bin=$2 data=$3
-as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+# pgrx adds a Rust backtrace to re-raised Postgres errors when RUST_BACKTRACE is set; keep the
+# server's messages exactly pgvector's.
+as_postgres() {
+  if [ "$(id -u)" = 0 ]; then set -- runuser -u postgres -- "$@"; fi
+  env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "$@"
+}
 sockdir=$(dirname "$data")
 case "$action" in
 start)
