@@ -8,9 +8,7 @@ mod distance;
 mod text;
 
 use crate::types::layout::{SPARSEVEC_MAX_DIM, SPARSEVEC_MAX_NNZ};
-use pgrx::PgSqlErrorCode::{
-    ERRCODE_DATA_EXCEPTION, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-};
+use pgrx::PgSqlErrorCode::{ERRCODE_DATA_EXCEPTION, ERRCODE_PROGRAM_LIMIT_EXCEEDED};
 
 /// Raises an ERROR with `code` and `message`; never returns.
 pub(crate) fn raise(code: pgrx::PgSqlErrorCode, message: String) -> ! {
@@ -20,7 +18,10 @@ pub(crate) fn raise(code: pgrx::PgSqlErrorCode, message: String) -> ! {
 /// The dimension count must be between 1 and the sparsevec maximum.
 fn check_dim(dim: i64) {
     if dim < 1 {
-        raise(ERRCODE_DATA_EXCEPTION, "sparsevec must have at least 1 dimension".into());
+        raise(
+            ERRCODE_DATA_EXCEPTION,
+            "sparsevec must have at least 1 dimension".into(),
+        );
     }
     if dim > SPARSEVEC_MAX_DIM as i64 {
         raise(
@@ -33,7 +34,10 @@ fn check_dim(dim: i64) {
 /// A column's type modifier (-1 when absent) fixes the dimension count.
 fn check_expected_dim(typmod: i32, dim: i64) {
     if typmod != -1 && typmod as i64 != dim {
-        raise(ERRCODE_DATA_EXCEPTION, format!("expected {typmod} dimensions, not {dim}"));
+        raise(
+            ERRCODE_DATA_EXCEPTION,
+            format!("expected {typmod} dimensions, not {dim}"),
+        );
     }
 }
 
@@ -62,7 +66,10 @@ fn check_nnz(nnz: i64, dim: i64) {
 /// The 0-based `index` must lie inside `0..dim` and come strictly after `previous`.
 fn check_index(index: i32, previous: Option<i32>, dim: i32) {
     if index < 0 || index >= dim {
-        raise(ERRCODE_DATA_EXCEPTION, "sparsevec index out of bounds".into());
+        raise(
+            ERRCODE_DATA_EXCEPTION,
+            "sparsevec index out of bounds".into(),
+        );
     }
     if let Some(previous) = previous {
         if index < previous {
@@ -83,9 +90,15 @@ fn check_index(index: i32, previous: Option<i32>, dim: i32) {
 /// Stored values must be finite.
 fn check_element(value: f32) {
     if value.is_nan() {
-        raise(ERRCODE_DATA_EXCEPTION, "NaN not allowed in sparsevec".into());
+        raise(
+            ERRCODE_DATA_EXCEPTION,
+            "NaN not allowed in sparsevec".into(),
+        );
     }
     if value.is_infinite() {
-        raise(ERRCODE_DATA_EXCEPTION, "infinite value not allowed in sparsevec".into());
+        raise(
+            ERRCODE_DATA_EXCEPTION,
+            "infinite value not allowed in sparsevec".into(),
+        );
     }
 }

@@ -37,7 +37,11 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn new(lit: &'a CStr) -> Self {
-        Self { lit, bytes: lit.to_bytes_with_nul(), pos: 0 }
+        Self {
+            lit,
+            bytes: lit.to_bytes_with_nul(),
+            pos: 0,
+        }
     }
 
     /// The current byte (NUL at the end).
@@ -62,8 +66,7 @@ impl<'a> Cursor<'a> {
         // SAFETY: `here()` points into a NUL-terminated string; strtol stops at or before the
         // NUL and stores where it stopped in `end`.
         let value = unsafe { libc::strtol(self.here(), &mut end, 10) } as i64;
-        self.advance_to(end)
-            .then_some(value)
+        self.advance_to(end).then_some(value)
     }
 
     /// Parses a float4 at the cursor. Returns the value, whether the parser reported a range
@@ -97,7 +100,10 @@ impl<'a> Cursor<'a> {
     fn invalid(&self) -> ! {
         raise(
             ERRCODE_INVALID_TEXT_REPRESENTATION,
-            format!("invalid input syntax for type sparsevec: \"{}\"", self.text()),
+            format!(
+                "invalid input syntax for type sparsevec: \"{}\"",
+                self.text()
+            ),
         )
     }
 
@@ -105,7 +111,10 @@ impl<'a> Cursor<'a> {
         pgrx::ereport!(
             ERROR,
             ERRCODE_INVALID_TEXT_REPRESENTATION,
-            format!("invalid input syntax for type sparsevec: \"{}\"", self.text()),
+            format!(
+                "invalid input syntax for type sparsevec: \"{}\"",
+                self.text()
+            ),
             detail
         );
     }
@@ -149,7 +158,9 @@ fn parse(lit: &CStr, typmod: i32) -> (i32, Vec<(i32, f32)>) {
             if cur.peek() == 0 {
                 cur.invalid();
             }
-            let Some(index) = cur.long() else { cur.invalid() };
+            let Some(index) = cur.long() else {
+                cur.invalid()
+            };
             // Clamp into int range so that the bounds check reports it.
             let index = index.clamp(i32::MIN as i64 + 1, i32::MAX as i64) as i32;
 
@@ -160,7 +171,9 @@ fn parse(lit: &CStr, typmod: i32) -> (i32, Vec<(i32, f32)>) {
             cur.pos += 1;
             cur.skip_spaces();
 
-            let Some((value, range_error, spelled)) = cur.float() else { cur.invalid() };
+            let Some((value, range_error, spelled)) = cur.float() else {
+                cur.invalid()
+            };
             if range_error && (value == 0.0 || value.is_infinite()) {
                 raise(
                     ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
