@@ -10,6 +10,7 @@
 mod aggregate;
 mod casts;
 mod compare;
+mod distance;
 mod io;
 mod math;
 
@@ -100,6 +101,8 @@ fn to_half_in_range(value: f32) -> f16 {
 }
 
 /// Raises Postgres's "value out of range: overflow" error.
+// Some server versions declare the C function noreturn, others do not.
+#[allow(unreachable_code)]
 fn overflow_error() -> ! {
     // SAFETY: float_overflow_error only raises an ERROR; pgrx turns it into an unwinding panic.
     unsafe { pgrx::pg_sys::float_overflow_error() };
@@ -107,6 +110,7 @@ fn overflow_error() -> ! {
 }
 
 /// Raises Postgres's "value out of range: underflow" error.
+#[allow(unreachable_code)]
 fn underflow_error() -> ! {
     // SAFETY: as for float_overflow_error.
     unsafe { pgrx::pg_sys::float_underflow_error() };
