@@ -72,6 +72,8 @@ fn check_element(value: f32) {
 }
 
 /// Raises the server's own "value out of range: overflow" error.
+// Some server versions' bindings declare the routine as never returning, others do not.
+#[allow(unreachable_code)]
 fn float_overflow() -> ! {
     // SAFETY: float_overflow_error takes no arguments and always raises an ERROR, which the
     // guarded binding turns into an unwind to our caller's #[pg_guard] boundary.
@@ -80,6 +82,7 @@ fn float_overflow() -> ! {
 }
 
 /// Raises the server's own "value out of range: underflow" error.
+#[allow(unreachable_code)]
 fn float_underflow() -> ! {
     // SAFETY: as for float_overflow, with float_underflow_error.
     unsafe { pg_sys::float_underflow_error() };

@@ -6,6 +6,13 @@ use half::f16;
 
 use crate::portable;
 
+/// Signature of the sparse kernels: `(a_indices, a_values, b_indices, b_values)`.
+pub type SparseKernel = fn(&[i32], &[f32], &[i32], &[f32]) -> f32;
+/// Signature of the Hamming kernel.
+pub type HammingKernel = fn(&[u8], &[u8]) -> u64;
+/// Signature of the Jaccard counting kernel.
+pub type JaccardKernel = fn(&[u8], &[u8]) -> [u64; 3];
+
 /// Raw kernels: the accumulation loops of pgvector, before the per-function
 /// finishing steps (casts, `sqrt`, clamping) that the public modules apply.
 ///
@@ -34,15 +41,15 @@ pub struct Kernels {
     /// The three float sums of `HalfvecCosineSimilarityF16c`.
     pub f16_cosine_parts: fn(&[f16], &[f16]) -> [f32; 3],
     /// `SparsevecL2SquaredDistance(a_indices, a_values, b_indices, b_values)`.
-    pub sparse_l2_squared: fn(&[i32], &[f32], &[i32], &[f32]) -> f32,
+    pub sparse_l2_squared: SparseKernel,
     /// `SparsevecInnerProduct(a_indices, a_values, b_indices, b_values)`.
-    pub sparse_inner_product: fn(&[i32], &[f32], &[i32], &[f32]) -> f32,
+    pub sparse_inner_product: SparseKernel,
     /// The float accumulation of `sparsevec_l1_distance`.
-    pub sparse_l1: fn(&[i32], &[f32], &[i32], &[f32]) -> f32,
+    pub sparse_l1: SparseKernel,
     /// Number of differing bits of two equally long byte strings.
-    pub bits_hamming: fn(&[u8], &[u8]) -> u64,
+    pub bits_hamming: HammingKernel,
     /// `[popcount(a & b), popcount(a), popcount(b)]` of two byte strings.
-    pub bits_jaccard_counts: fn(&[u8], &[u8]) -> [u64; 3],
+    pub bits_jaccard_counts: JaccardKernel,
 }
 
 static PORTABLE: Kernels = Kernels {

@@ -35,8 +35,12 @@ pub mod reference;
 pub mod sparse;
 
 mod dispatch;
+mod finish;
 mod portable;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-pub use dispatch::{active_kernels, portable_kernels, simd_kernels, Kernels};
+pub use dispatch::{
+    active_kernels, portable_kernels, simd_kernels, HammingKernel, JaccardKernel, Kernels,
+    SparseKernel,
+};

@@ -130,6 +130,8 @@ pub(crate) fn f32_inner_product(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// `VectorL1Distance`: plain adds of `|a - b|` everywhere (no FMA).
+/// (The reference build's 4-lane step computes `|a - b| + acc`; addition
+/// commutes, so `acc += |a - b|` is the same.)
 pub(crate) fn f32_l1(a: &[f32], b: &[f32]) -> f32 {
     debug_assert_eq!(a.len(), b.len());
     let n = a.len().min(b.len());
@@ -142,7 +144,7 @@ pub(crate) fn f32_l1(a: &[f32], b: &[f32]) -> f32 {
         },
         |acc, i| {
             for j in 0..4 {
-                acc[j] = (a[i + j] - b[i + j]).abs() + acc[j];
+                acc[j] += (a[i + j] - b[i + j]).abs();
             }
         },
     );
@@ -352,6 +354,9 @@ pub(crate) fn f16_cosine_parts(a: &[f16], b: &[f16]) -> [f32; 3] {
 ///
 /// Matched indices add `d * d` and `b`-only indices add `x * x` with a
 /// separate multiply and add; `a`-only indices use `fma(x, x, s)`.
+// `bpos` is deliberately updated inside the `j` loop, like the C code: the
+// loop range is fixed when the loop starts, exactly as in C's `for`.
+#[allow(clippy::mut_range_bound)]
 #[inline(always)]
 pub(crate) fn sparse_l2_squared_with(
     ai: &[i32],
@@ -399,6 +404,7 @@ pub(crate) fn sparse_l2_squared_with(
 }
 
 /// `SparsevecInnerProduct`: matched indices add `fma(a, b, s)`.
+#[allow(clippy::mut_range_bound)]
 #[inline(always)]
 pub(crate) fn sparse_inner_product_impl(ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) -> f32 {
     debug_assert_eq!(ai.len(), ax.len());
@@ -425,6 +431,7 @@ pub(crate) fn sparse_inner_product_impl(ai: &[i32], ax: &[f32], bi: &[i32], bx: 
 
 /// The float accumulation of `sparsevec_l1_distance`, generic over the kernel
 /// for the trailing part of `b` (`Σ |x|`). Plain adds everywhere.
+#[allow(clippy::mut_range_bound)]
 #[inline(always)]
 pub(crate) fn sparse_l1_with(
     ai: &[i32],
@@ -470,7 +477,7 @@ pub(crate) fn sparse_l1_with(
 }
 
 /// Vector part of `Σ |x|` (trailing part of `sparsevec_l1_distance`):
-/// 8 lanes `acc + |x|`, 4-lane step `|x| + acc`.
+/// 8 lanes `acc + |x|`, 4-lane step `|x| + acc` (addition commutes).
 #[inline(always)]
 fn abs_prefix(x: &[f32]) -> (Option<f32>, usize) {
     vector_prefix(
@@ -482,7 +489,7 @@ fn abs_prefix(x: &[f32]) -> (Option<f32>, usize) {
         },
         |acc, i| {
             for j in 0..4 {
-                acc[j] = x[i + j].abs() + acc[j];
+                acc[j] += x[i + j].abs();
             }
         },
     )

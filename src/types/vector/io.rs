@@ -212,6 +212,23 @@ crate::sql_function! {
     }
 }
 
+/// Reads the next network-order float4 of a message. Whole floats are read in place; a
+/// truncated one goes through `pq_getmsgfloat4`, which raises the server's own error.
+fn next_float4(buf: *mut pg_sys::StringInfoData) -> f32 {
+    // SAFETY: `buf` is the receive function's StringInfo: `data` holds `len` bytes and
+    // `cursor` <= `len`; we advance the cursor past exactly the 4 bytes we read.
+    unsafe {
+        let (cursor, len) = ((*buf).cursor as usize, (*buf).len as usize);
+        if len - cursor < 4 {
+            return pg_sys::pq_getmsgfloat4(buf);
+        }
+        let mut bytes = [0u8; 4];
+        std::ptr::copy_nonoverlapping((*buf).data.cast::<u8>().add(cursor), bytes.as_mut_ptr(), 4);
+        (*buf).cursor += 4;
+        f32::from_be_bytes(bytes)
+    }
+}
+
 crate::sql_function! {
     /// `vector_recv(internal, oid, integer)`: int16 dim, int16 unused (must be 0), then dim
     /// float4s, all in network byte order. Short messages raise the server's own error.
@@ -237,8 +254,7 @@ crate::sql_function! {
         }
         let mut result = VectorMut::new(dim as usize);
         for slot in result.x() {
-            // SAFETY: as above; pq_getmsgfloat4 checks the remaining length.
-            *slot = unsafe { pg_sys::pq_getmsgfloat4(buf) };
+            *slot = next_float4(buf);
             check_element(*slot);
         }
         result.into_datum()

@@ -1,0 +1,541 @@
+//! x86-64 SIMD kernels (AVX + FMA + F16C, optional AVX-512 VPOPCNTDQ).
+//!
+//! Each kernel performs exactly the operations of the corresponding portable
+//! kernel in `portable.rs` (which documents the order), using the same
+//! instructions as pgvector's reference build, so the results are identical.
+
+use core::arch::x86_64::*;
+
+use half::f16;
+
+use crate::dispatch::{HammingKernel, JaccardKernel, Kernels};
+use crate::portable;
+
+/// Builds the SIMD kernel table if the CPU (and OS) support AVX, FMA and
+/// F16C. pgvector's reference build needs the same features.
+pub(crate) fn kernels() -> Option<Kernels> {
+    let float = std::is_x86_feature_detected!("avx")
+        && std::is_x86_feature_detected!("fma")
+        && std::is_x86_feature_detected!("f16c");
+    if !float {
+        return None;
+    }
+    let avx512_popcount = std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512vpopcntdq");
+    let popcnt = std::is_x86_feature_detected!("popcnt");
+    let (bits_hamming, bits_jaccard_counts, bits_name): (HammingKernel, JaccardKernel, &str) =
+        if avx512_popcount {
+            (
+                entry::bits_hamming_avx512,
+                entry::bits_jaccard_counts_avx512,
+                "avx2-fma-f16c+avx512vpopcntdq",
+            )
+        } else if popcnt {
+            (
+                entry::bits_hamming_popcnt,
+                entry::bits_jaccard_counts_popcnt,
+                "avx2-fma-f16c+popcnt",
+            )
+        } else {
+            (
+                portable::bits_hamming,
+                portable::bits_jaccard_counts,
+                "avx2-fma-f16c",
+            )
+        };
+    Some(Kernels {
+        name: bits_name,
+        f32_l2_squared: entry::f32_l2_squared,
+        f32_inner_product: entry::f32_inner_product,
+        f32_l1: entry::f32_l1,
+        f32_cosine_parts: entry::f32_cosine_parts,
+        f32_sum_squares: entry::f32_sum_squares,
+        f16_l2_squared: entry::f16_l2_squared,
+        f16_inner_product: entry::f16_inner_product,
+        f16_l1: entry::f16_l1,
+        f16_cosine_parts: entry::f16_cosine_parts,
+        sparse_l2_squared: entry::sparse_l2_squared,
+        sparse_inner_product: entry::sparse_inner_product,
+        sparse_l1: entry::sparse_l1,
+        bits_hamming,
+        bits_jaccard_counts,
+    })
+}
+
+/// Plain `fn` entry points stored in the table. They are only reachable
+/// through the table returned by [`kernels`], which is built only after the
+/// required CPU features were detected.
+mod entry {
+    use half::f16;
+
+    macro_rules! entries {
+        ($($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+            $(
+                pub(super) fn $name($($arg: $ty),*) -> $ret {
+                    // SAFETY: this function is only stored in the kernel table
+                    // built by `kernels()` after detecting the target features
+                    // that `super::$name` is compiled for.
+                    unsafe { super::$name($($arg),*) }
+                }
+            )*
+        };
+    }
+
+    entries! {
+        f32_l2_squared(a: &[f32], b: &[f32]) -> f32;
+        f32_inner_product(a: &[f32], b: &[f32]) -> f32;
+        f32_l1(a: &[f32], b: &[f32]) -> f32;
+        f32_cosine_parts(a: &[f32], b: &[f32]) -> [f32; 3];
+        f32_sum_squares(x: &[f32]) -> f64;
+        f16_l2_squared(a: &[f16], b: &[f16]) -> f32;
+        f16_inner_product(a: &[f16], b: &[f16]) -> f32;
+        f16_l1(a: &[f16], b: &[f16]) -> f32;
+        f16_cosine_parts(a: &[f16], b: &[f16]) -> [f32; 3];
+        sparse_l2_squared(ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) -> f32;
+        sparse_inner_product(ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) -> f32;
+        sparse_l1(ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) -> f32;
+        bits_hamming_avx512(a: &[u8], b: &[u8]) -> u64;
+        bits_jaccard_counts_avx512(a: &[u8], b: &[u8]) -> [u64; 3];
+        bits_hamming_popcnt(a: &[u8], b: &[u8]) -> u64;
+        bits_jaccard_counts_popcnt(a: &[u8], b: &[u8]) -> [u64; 3];
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Helpers.
+// ---------------------------------------------------------------------------
+
+#[inline]
+#[target_feature(enable = "avx")]
+fn load8(x: &[f32; 8]) -> __m256 {
+    // SAFETY: `x` refers to 8 readable floats; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm256_loadu_ps(x.as_ptr()) }
+}
+
+#[inline]
+#[target_feature(enable = "avx")]
+fn load4(x: &[f32]) -> __m128 {
+    let x: &[f32; 4] = x[..4].try_into().unwrap();
+    // SAFETY: `x` refers to 4 readable floats; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm_loadu_ps(x.as_ptr()) }
+}
+
+/// Converts 8 halves to floats (`vcvtph2ps`, exact).
+#[inline]
+#[target_feature(enable = "avx,f16c")]
+fn load8h(x: &[f16; 8]) -> __m256 {
+    // SAFETY: `f16` is `repr(transparent)` over `u16`, so `x` refers to 16
+    // readable bytes; `loadu` has no alignment requirement.
+    let raw = unsafe { _mm_loadu_si128(x.as_ptr().cast::<__m128i>()) };
+    _mm256_cvtph_ps(raw)
+}
+
+/// Converts one half to a float (`vcvtph2ps`, exact).
+#[inline]
+#[target_feature(enable = "avx,f16c")]
+fn cvt1(x: f16) -> f32 {
+    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(x.to_bits()))))
+}
+
+/// Lane `j` = `v[j + 4] + v[j]`.
+#[inline]
+#[target_feature(enable = "avx")]
+fn fold8(v: __m256) -> __m128 {
+    _mm_add_ps(_mm256_extractf128_ps::<1>(v), _mm256_castps256_ps128(v))
+}
+
+/// `(v[3] + v[1]) + (v[2] + v[0])`.
+#[inline]
+#[target_feature(enable = "avx")]
+fn hsum4(v: __m128) -> f32 {
+    let pair = _mm_add_ps(_mm_movehl_ps(v, v), v);
+    let odd = _mm_shuffle_ps::<0x55>(pair, pair);
+    _mm_cvtss_f32(_mm_add_ss(odd, pair))
+}
+
+#[inline]
+#[target_feature(enable = "avx")]
+fn abs_mask() -> __m256 {
+    _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff))
+}
+
+// ---------------------------------------------------------------------------
+// Dense float kernels.
+// ---------------------------------------------------------------------------
+
+/// Generates the vector part (steps 1 and 2 in `portable.rs`) of an
+/// auto-vectorised float loop. `$main` computes the new 8-lane accumulator
+/// from `$acc8`, `$x8`, `$y8`; `$step` the new 4-lane accumulator from
+/// `$acc4`, `$x4`, `$y4`.
+macro_rules! vector_prefix {
+    (
+        $(#[$meta:meta])*
+        fn $name:ident;
+        main |$acc8:ident, $x8:ident, $y8:ident| $main:expr;
+        step |$acc4:ident, $x4:ident, $y4:ident| $step:expr;
+    ) => {
+        $(#[$meta])*
+        #[inline]
+        #[target_feature(enable = "avx,fma")]
+        fn $name(a: &[f32], b: &[f32]) -> (Option<f32>, usize) {
+            let n = a.len().min(b.len());
+            let (a, b) = (&a[..n], &b[..n]);
+            let mut acc4 = _mm_setzero_ps();
+            let mut sum = None;
+            let mut i = 0;
+            if n >= 8 {
+                let (ac, _) = a.as_chunks::<8>();
+                let (bc, _) = b.as_chunks::<8>();
+                let mut $acc8 = _mm256_setzero_ps();
+                for (ca, cb) in ac.iter().zip(bc) {
+                    let $x8 = load8(ca);
+                    let $y8 = load8(cb);
+                    $acc8 = $main;
+                }
+                i = ac.len() * 8;
+                acc4 = fold8($acc8);
+                sum = Some(hsum4(acc4));
+            }
+            if n - i >= 4 {
+                let $x4 = load4(&a[i..]);
+                let $y4 = load4(&b[i..]);
+                let $acc4 = acc4;
+                acc4 = $step;
+                sum = Some(hsum4(acc4));
+                i += 4;
+            }
+            (sum, i)
+        }
+    };
+}
+
+vector_prefix! {
+    /// 8 lanes `acc + d * d` (no FMA), 4-lane step `fma(d, d, acc)`.
+    fn l2_prefix;
+    main |acc, x, y| {
+        let d = _mm256_sub_ps(x, y);
+        _mm256_add_ps(acc, _mm256_mul_ps(d, d))
+    };
+    step |acc, x, y| {
+        let d = _mm_sub_ps(x, y);
+        _mm_fmadd_ps(d, d, acc)
+    };
+}
+
+vector_prefix! {
+    /// 8 lanes `acc + x * y` (no FMA), 4-lane step `fma(x, y, acc)`.
+    fn dot_prefix;
+    main |acc, x, y| _mm256_add_ps(acc, _mm256_mul_ps(x, y));
+    step |acc, x, y| _mm_fmadd_ps(x, y, acc);
+}
+
+vector_prefix! {
+    /// 8 lanes `acc + |x - y|`, 4-lane step `|x - y| + acc`.
+    fn l1_prefix;
+    main |acc, x, y| _mm256_add_ps(acc, _mm256_and_ps(_mm256_sub_ps(x, y), abs_mask()));
+    step |acc, x, y| {
+        _mm_add_ps(_mm_and_ps(_mm_sub_ps(x, y), _mm256_castps256_ps128(abs_mask())), acc)
+    };
+}
+
+vector_prefix! {
+    /// 8 lanes `acc + |x|`, 4-lane step `|x| + acc` (`b` is ignored).
+    fn abs_prefix;
+    main |acc, x, _y| _mm256_add_ps(acc, _mm256_and_ps(x, abs_mask()));
+    step |acc, x, _y| _mm_add_ps(_mm_and_ps(x, _mm256_castps256_ps128(abs_mask())), acc);
+}
+
+#[target_feature(enable = "avx,fma")]
+fn f32_l2_squared(a: &[f32], b: &[f32]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let (sum, start) = l2_prefix(a, b);
+    let mut s = sum.unwrap_or(0.0);
+    for (x, y) in a[start..].iter().zip(&b[start..]) {
+        let d = x - y;
+        s += d * d;
+    }
+    s
+}
+
+#[target_feature(enable = "avx,fma")]
+fn f32_inner_product(a: &[f32], b: &[f32]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let (sum, start) = dot_prefix(a, b);
+    let mut s = sum.unwrap_or(0.0);
+    for (x, y) in a[start..].iter().zip(&b[start..]) {
+        s += x * y;
+    }
+    s
+}
+
+#[target_feature(enable = "avx,fma")]
+fn f32_l1(a: &[f32], b: &[f32]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let (sum, start) = l1_prefix(a, b);
+    let mut s = sum.unwrap_or(0.0);
+    for (x, y) in a[start..].iter().zip(&b[start..]) {
+        s += (x - y).abs();
+    }
+    s
+}
+
+/// FMA in every step, three accumulators `[a·b, a·a, b·b]`.
+#[target_feature(enable = "avx,fma")]
+fn f32_cosine_parts(a: &[f32], b: &[f32]) -> [f32; 3] {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut ab4 = _mm_setzero_ps();
+    let mut aa4 = _mm_setzero_ps();
+    let mut bb4 = _mm_setzero_ps();
+    let mut sums = [0.0f32; 3];
+    let mut i = 0;
+    if n >= 8 {
+        let (ac, _) = a.as_chunks::<8>();
+        let (bc, _) = b.as_chunks::<8>();
+        let mut ab = _mm256_setzero_ps();
+        let mut aa = _mm256_setzero_ps();
+        let mut bb = _mm256_setzero_ps();
+        for (ca, cb) in ac.iter().zip(bc) {
+            let x = load8(ca);
+            let y = load8(cb);
+            ab = _mm256_fmadd_ps(x, y, ab);
+            aa = _mm256_fmadd_ps(x, x, aa);
+            bb = _mm256_fmadd_ps(y, y, bb);
+        }
+        i = ac.len() * 8;
+        ab4 = fold8(ab);
+        aa4 = fold8(aa);
+        bb4 = fold8(bb);
+        sums = [hsum4(ab4), hsum4(aa4), hsum4(bb4)];
+    }
+    if n - i >= 4 {
+        let x = load4(&a[i..]);
+        let y = load4(&b[i..]);
+        ab4 = _mm_fmadd_ps(x, y, ab4);
+        aa4 = _mm_fmadd_ps(x, x, aa4);
+        bb4 = _mm_fmadd_ps(y, y, bb4);
+        sums = [hsum4(ab4), hsum4(aa4), hsum4(bb4)];
+        i += 4;
+    }
+    for (&x, &y) in a[i..].iter().zip(&b[i..]) {
+        sums[0] = x.mul_add(y, sums[0]);
+        sums[1] = x.mul_add(x, sums[1]);
+        sums[2] = y.mul_add(y, sums[2]);
+    }
+    sums
+}
+
+/// `p1 + p0` of a 2-lane double vector.
+#[inline]
+#[target_feature(enable = "avx")]
+fn hsum2(p: __m128d) -> f64 {
+    _mm_cvtsd_f64(_mm_add_sd(_mm_unpackhi_pd(p, p), p))
+}
+
+/// Double sum of squares; order documented on `portable::f32_sum_squares`.
+#[target_feature(enable = "avx,fma")]
+fn f32_sum_squares(x: &[f32]) -> f64 {
+    let n = x.len();
+    let mut p = _mm_setzero_pd();
+    let mut s = 0.0f64;
+    let mut i = 0;
+    if n >= 8 {
+        let (xc, _) = x.as_chunks::<8>();
+        let mut acc = _mm256_setzero_pd();
+        for c in xc {
+            let v = load8(c);
+            let lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+            let hi = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(v));
+            let pair = _mm256_fmadd_pd(lo, lo, _mm256_mul_pd(hi, hi));
+            acc = _mm256_add_pd(acc, pair);
+        }
+        i = xc.len() * 8;
+        p = _mm_add_pd(_mm256_extractf128_pd::<1>(acc), _mm256_castpd256_pd128(acc));
+        s = hsum2(p);
+    }
+    if n - i >= 4 {
+        let v = load4(&x[i..]);
+        let lo = _mm_cvtps_pd(v);
+        let hi = _mm_cvtps_pd(_mm_movehl_ps(v, v));
+        let q = _mm_fmadd_pd(lo, lo, p);
+        let r = _mm_fmadd_pd(hi, hi, q);
+        s = hsum2(r);
+        i += 4;
+    }
+    for &v in &x[i..] {
+        let v = f64::from(v);
+        s += v * v;
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------
+// Half-precision kernels (`Halfvec*F16c`).
+// ---------------------------------------------------------------------------
+
+#[target_feature(enable = "avx,fma,f16c")]
+fn f16_l2_squared(a: &[f16], b: &[f16]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let (ac, at) = a[..n].as_chunks::<8>();
+    let (bc, bt) = b[..n].as_chunks::<8>();
+    let mut acc = _mm256_setzero_ps();
+    for (x, y) in ac.iter().zip(bc) {
+        let d = _mm256_sub_ps(load8h(x), load8h(y));
+        acc = _mm256_fmadd_ps(d, d, acc);
+    }
+    let mut s = hsum4(fold8(acc));
+    for (&x, &y) in at.iter().zip(bt) {
+        let d = cvt1(x) - cvt1(y);
+        s = d.mul_add(d, s);
+    }
+    s
+}
+
+#[target_feature(enable = "avx,fma,f16c")]
+fn f16_inner_product(a: &[f16], b: &[f16]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let (ac, at) = a[..n].as_chunks::<8>();
+    let (bc, bt) = b[..n].as_chunks::<8>();
+    let mut acc = _mm256_setzero_ps();
+    for (x, y) in ac.iter().zip(bc) {
+        acc = _mm256_fmadd_ps(load8h(x), load8h(y), acc);
+    }
+    let mut s = hsum4(fold8(acc));
+    for (&x, &y) in at.iter().zip(bt) {
+        s = cvt1(x).mul_add(cvt1(y), s);
+    }
+    s
+}
+
+#[target_feature(enable = "avx,fma,f16c")]
+fn f16_l1(a: &[f16], b: &[f16]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let (ac, at) = a[..n].as_chunks::<8>();
+    let (bc, bt) = b[..n].as_chunks::<8>();
+    let mut acc = _mm256_setzero_ps();
+    for (x, y) in ac.iter().zip(bc) {
+        let d = _mm256_sub_ps(load8h(x), load8h(y));
+        acc = _mm256_add_ps(acc, _mm256_and_ps(d, abs_mask()));
+    }
+    let mut s = hsum4(fold8(acc));
+    for (&x, &y) in at.iter().zip(bt) {
+        s += (cvt1(x) - cvt1(y)).abs();
+    }
+    s
+}
+
+#[target_feature(enable = "avx,fma,f16c")]
+fn f16_cosine_parts(a: &[f16], b: &[f16]) -> [f32; 3] {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let (ac, at) = a[..n].as_chunks::<8>();
+    let (bc, bt) = b[..n].as_chunks::<8>();
+    let mut ab = _mm256_setzero_ps();
+    let mut aa = _mm256_setzero_ps();
+    let mut bb = _mm256_setzero_ps();
+    for (x, y) in ac.iter().zip(bc) {
+        let (x, y) = (load8h(x), load8h(y));
+        ab = _mm256_fmadd_ps(x, y, ab);
+        aa = _mm256_fmadd_ps(x, x, aa);
+        bb = _mm256_fmadd_ps(y, y, bb);
+    }
+    let mut sums = [hsum4(fold8(ab)), hsum4(fold8(aa)), hsum4(fold8(bb))];
+    for (&x, &y) in at.iter().zip(bt) {
+        let (x, y) = (cvt1(x), cvt1(y));
+        sums[0] = x.mul_add(y, sums[0]);
+        sums[1] = x.mul_add(x, sums[1]);
+        sums[2] = y.mul_add(y, sums[2]);
+    }
+    sums
+}
+
+// ---------------------------------------------------------------------------
+// Sparse kernels: the scalar merge loops of `portable.rs` compiled with FMA
+// enabled, and SIMD for the trailing part of `b`.
+// ---------------------------------------------------------------------------
+
+#[target_feature(enable = "avx,fma")]
+fn sparse_l2_squared(ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) -> f32 {
+    portable::sparse_l2_squared_with(ai, ax, bi, bx, |x, y| dot_prefix(x, y))
+}
+
+#[target_feature(enable = "avx,fma")]
+fn sparse_inner_product(ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) -> f32 {
+    portable::sparse_inner_product_impl(ai, ax, bi, bx)
+}
+
+#[target_feature(enable = "avx,fma")]
+fn sparse_l1(ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) -> f32 {
+    portable::sparse_l1_with(ai, ax, bi, bx, |x| abs_prefix(x, x))
+}
+
+// ---------------------------------------------------------------------------
+// Bit strings.
+// ---------------------------------------------------------------------------
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn load64(x: &[u8; 64]) -> __m512i {
+    // SAFETY: `x` refers to 64 readable bytes; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm512_loadu_si512(x.as_ptr().cast()) }
+}
+
+#[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
+fn bits_hamming_avx512(a: &[u8], b: &[u8]) -> u64 {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let (ac, at) = a[..n].as_chunks::<64>();
+    let (bc, bt) = b[..n].as_chunks::<64>();
+    let mut acc = _mm512_setzero_si512();
+    for (x, y) in ac.iter().zip(bc) {
+        let v = _mm512_xor_si512(load64(x), load64(y));
+        acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(v));
+    }
+    _mm512_reduce_add_epi64(acc) as u64 + portable::bits_hamming_impl(at, bt)
+}
+
+#[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
+fn bits_jaccard_counts_avx512(a: &[u8], b: &[u8]) -> [u64; 3] {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let (ac, at) = a[..n].as_chunks::<64>();
+    let (bc, bt) = b[..n].as_chunks::<64>();
+    let mut ab = _mm512_setzero_si512();
+    let mut aa = _mm512_setzero_si512();
+    let mut bb = _mm512_setzero_si512();
+    for (x, y) in ac.iter().zip(bc) {
+        let (x, y) = (load64(x), load64(y));
+        ab = _mm512_add_epi64(ab, _mm512_popcnt_epi64(_mm512_and_si512(x, y)));
+        aa = _mm512_add_epi64(aa, _mm512_popcnt_epi64(x));
+        bb = _mm512_add_epi64(bb, _mm512_popcnt_epi64(y));
+    }
+    let [tab, taa, tbb] = portable::bits_jaccard_counts_impl(at, bt);
+    [
+        _mm512_reduce_add_epi64(ab) as u64 + tab,
+        _mm512_reduce_add_epi64(aa) as u64 + taa,
+        _mm512_reduce_add_epi64(bb) as u64 + tbb,
+    ]
+}
+
+#[target_feature(enable = "popcnt")]
+fn bits_hamming_popcnt(a: &[u8], b: &[u8]) -> u64 {
+    portable::bits_hamming_impl(a, b)
+}
+
+#[target_feature(enable = "popcnt")]
+fn bits_jaccard_counts_popcnt(a: &[u8], b: &[u8]) -> [u64; 3] {
+    portable::bits_jaccard_counts_impl(a, b)
+}
