@@ -16,5 +16,5 @@ out=${REGRESS_OUT:-$(mktemp -d /tmp/vector-regress.XXXXXX)}
 mkdir -p "$out"
 chmod 777 "$out"
 "$pg_regress" --inputdir="$root/pg_regress" --outputdir="$out" --bindir="$bindir" \
-  --host="$sockdir" --port="$port" --user=postgres --use-existing --dbname=contrib_regression \
+  --host="$sockdir" --port="$port" --user=postgres --dbname=contrib_regression \
   --load-extension=vector "${tests[@]}"
