@@ -40,7 +40,10 @@ run_suite() {
       --no-default-features --features pg15 >/dev/null &&
       regress_on "$PG15" regress15 55315
     ;;
-  compat) tests/compat/run.sh "$work/compat" ;;
+  compat)
+    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+      tests/compat/run.sh "$work/compat"
+    ;;
   lint) cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings ;;
   *) echo "unknown suite $1"; return 2 ;;
   esac

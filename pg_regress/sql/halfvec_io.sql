@@ -3,7 +3,7 @@
 -- Well-formed literals: whitespace, signs, exponents, hexadecimal, leading/trailing dots.
 SELECT '[1,2,3]'::halfvec;
 SELECT ' [ 1 , -2.5 ,3e2 ] '::halfvec;
-SELECT E'\t[\n1,\r2\f,\v3]\n'::halfvec;
+SELECT (E'\t[\n1,\r2\f,' || chr(11) || E'3]\n')::halfvec;
 SELECT '[+1.5,-.5,5.,1e-1,0x1p3,0X10]'::halfvec;
 SELECT '[-0,0,-0.0]'::halfvec;
 SELECT '[1.0e+2, 1E2, 100.000]'::halfvec;

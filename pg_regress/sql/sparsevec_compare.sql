@@ -41,7 +41,7 @@ INSERT INTO sc SELECT id + 100, v FROM sc WHERE id % 3 = 0;
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
 SET enable_hashagg = off;
-EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sc a JOIN sc b ON a.v = b.v;
+SELECT oprcanmerge, oprcanhash FROM pg_operator WHERE oprname = '=' AND oprleft = 'sparsevec'::regtype;
 SELECT a.id, b.id FROM sc a JOIN sc b ON a.v = b.v WHERE a.id < b.id ORDER BY a.id, b.id;
 SELECT v, count(*) FROM sc GROUP BY v HAVING count(*) > 1 ORDER BY v;
 RESET enable_hashjoin;

@@ -6,7 +6,7 @@ SELECT '{1:1.5,3:2}/5'::sparsevec;
 SELECT '{}/1'::sparsevec;
 SELECT '{ }/3'::sparsevec;
 SELECT ' { 1 : 1.5 , 3 : 2 } / 5 '::sparsevec;
-SELECT E'\t{\n2:\r-3\f,\v4:4}\n/\t7\n'::sparsevec;
+SELECT (E'\t{\n2:\r-3\f,' || chr(11) || E'4:4}\n/\t7\n')::sparsevec;
 SELECT '{+1:+1.5,2:-2.25e1,3:.5,4:5.,5:0x10,6:-0X1p-2}/6'::sparsevec;
 SELECT '{1:1}/+3'::sparsevec;
 SELECT '{0001:1}/003'::sparsevec;
