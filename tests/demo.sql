@@ -1,7 +1,9 @@
 -- A short tour of the extension, run by `make demo`.
 \pset null '(null)'
 \echo '== the extension'
+SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS vector CASCADE;
+RESET client_min_messages;
 CREATE EXTENSION vector;
 SELECT extname, extversion FROM pg_extension WHERE extname = 'vector';
 
