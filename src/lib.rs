@@ -3,8 +3,10 @@
 //! The SQL surface is declared by hand in `sql/` (same objects and link symbols as pgvector);
 //! this crate is the thin glue between those declarations and the pure-Rust crates.
 
+pub mod am;
 pub mod fmgr;
 mod recv_tests;
+pub mod storage;
 pub mod types;
 
 ::pgrx::pg_module_magic!();

@@ -115,7 +115,12 @@ mod tests {
 
     #[pg_test]
     fn halfvec_recv_accepts_well_formed() {
-        let msg = [be16(2), be16(0), 0x3e00u16.to_be_bytes().to_vec(), 0xc000u16.to_be_bytes().to_vec()];
+        let msg = [
+            be16(2),
+            be16(0),
+            0x3e00u16.to_be_bytes().to_vec(),
+            0xc000u16.to_be_bytes().to_vec(),
+        ];
         assert_eq!(halfvec(&msg, -1), "[1.5,-2]");
     }
 
@@ -141,18 +146,48 @@ mod tests {
 
     #[pg_test]
     fn sparsevec_recv_accepts_well_formed() {
-        let msg = [be32(5), be32(2), be32(0), be32(0), be32(3), bef32(1.5), bef32(-2.0)];
+        let msg = [
+            be32(5),
+            be32(2),
+            be32(0),
+            be32(0),
+            be32(3),
+            bef32(1.5),
+            bef32(-2.0),
+        ];
         assert_eq!(sparsevec(&msg, -1), "{1:1.5,4:-2}/5");
     }
 
     #[pg_test(error = "sparsevec indices must be in ascending order")]
     fn sparsevec_recv_rejects_unsorted() {
-        sparsevec(&[be32(5), be32(2), be32(0), be32(3), be32(1), bef32(1.0), bef32(2.0)], -1);
+        sparsevec(
+            &[
+                be32(5),
+                be32(2),
+                be32(0),
+                be32(3),
+                be32(1),
+                bef32(1.0),
+                bef32(2.0),
+            ],
+            -1,
+        );
     }
 
     #[pg_test(error = "sparsevec indices must not contain duplicates")]
     fn sparsevec_recv_rejects_duplicates() {
-        sparsevec(&[be32(5), be32(2), be32(0), be32(1), be32(1), bef32(1.0), bef32(2.0)], -1);
+        sparsevec(
+            &[
+                be32(5),
+                be32(2),
+                be32(0),
+                be32(1),
+                be32(1),
+                bef32(1.0),
+                bef32(2.0),
+            ],
+            -1,
+        );
     }
 
     #[pg_test(error = "sparsevec index out of bounds")]

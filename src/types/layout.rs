@@ -67,7 +67,10 @@ impl VectorMut {
     pub fn x(&mut self) -> &mut [f32] {
         // SAFETY: the block holds `dim` float4s after the header and is exclusively ours.
         unsafe {
-            std::slice::from_raw_parts_mut(self.ptr.cast::<u8>().add(VECTOR_HEADER).cast(), self.dim)
+            std::slice::from_raw_parts_mut(
+                self.ptr.cast::<u8>().add(VECTOR_HEADER).cast(),
+                self.dim,
+            )
         }
     }
 
@@ -120,7 +123,10 @@ impl HalfvecMut {
     pub fn x(&mut self) -> &mut [f16] {
         // SAFETY: the block holds `dim` halves after the header and is exclusively ours.
         unsafe {
-            std::slice::from_raw_parts_mut(self.ptr.cast::<u8>().add(VECTOR_HEADER).cast(), self.dim)
+            std::slice::from_raw_parts_mut(
+                self.ptr.cast::<u8>().add(VECTOR_HEADER).cast(),
+                self.dim,
+            )
         }
     }
 
@@ -154,7 +160,11 @@ impl<'a> SparsevecRef<'a> {
             let indices = std::slice::from_raw_parts(base.add(SPARSEVEC_HEADER).cast(), nnz);
             let values =
                 std::slice::from_raw_parts(base.add(SPARSEVEC_HEADER + 4 * nnz).cast(), nnz);
-            Self { dim, indices, values }
+            Self {
+                dim,
+                indices,
+                values,
+            }
         }
     }
 
