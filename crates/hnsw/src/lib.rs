@@ -1,1 +1,34 @@
-//! HNSW graph algorithms over a storage trait.
+//! HNSW graph algorithms over a storage trait, with pgvector 0.8.6's exact
+//! search, insert and vacuum semantics.
+//!
+//! The algorithms are generic over a small store ([`storage`]): a Postgres
+//! implementation maps element ids to index TIDs and reads pages, while
+//! [`memory::InMemoryGraph`] keeps everything in vectors for tests.
+//!
+//! * [`mod@search`] — layer search (Algorithm 2), greedy descent, one-shot k-NN.
+//!   Each hop gathers all unvisited neighbor ids first and loads them with a
+//!   single [`storage::GraphStore::load`] call so a page store can prefetch.
+//! * [`scan`] — index scans including `hnsw.iterative_scan`.
+//! * [`select`] — neighbor selection heuristic (Algorithm 4).
+//! * [`mod@insert`] — insertion (Algorithm 1) with back-link maintenance.
+//! * [`repair`] — vacuum: delete elements, repair the graph around them.
+//! * [`level`] — random level assignment.
+
+pub mod insert;
+pub mod level;
+pub mod memory;
+pub mod repair;
+pub mod scan;
+pub mod search;
+pub mod select;
+pub mod storage;
+
+mod heap;
+
+pub use insert::{insert, GraphParams, InsertOutcome};
+pub use memory::InMemoryGraph;
+pub use repair::{vacuum, VacuumReport};
+pub use scan::{IterativeScan, Scan, ScanParams};
+pub use search::{search, SearchStats};
+pub use select::{select_neighbors, Selection};
+pub use storage::{Candidate, EntryPoint, GraphStore, GraphWrite, VacuumStore};

@@ -1,0 +1,331 @@
+//! Layer search (HNSW paper, Algorithm 2) with pgvector's exact rules.
+//!
+//! A search on one layer keeps a candidate queue C (nearest first), a result
+//! queue W (furthest first) and a visited set. Rules that matter for
+//! returning the same ids in the same order as pgvector:
+//!
+//! * entry points go into C and W in the order given; they are added to the
+//!   visited set only when the search starts a fresh visited set;
+//! * a popped candidate farther than W's furthest element ends the search;
+//! * its neighbor list is read, every id not yet visited is marked visited,
+//!   and then the whole batch is handed to the store ([`GraphStore::load`]);
+//! * each loaded neighbor, in list order, is compared with W's *current*
+//!   furthest element: it is kept if strictly closer, or unconditionally
+//!   while W counts fewer than `ef` elements; otherwise it is dropped (or,
+//!   for iterative scans, parked in the "discarded" queue);
+//! * a kept neighbor whose level is below the layer is skipped;
+//! * in repair mode only live elements count towards `ef` (elements being
+//!   deleted still guide the search but do not push out real results);
+//! * when W counts more than `ef`, its furthest element is removed (and
+//!   parked as discarded for iterative scans);
+//! * the result is W drained furthest-first — callers reverse it.
+//!
+//! Upper layers use the same routine with `ef = 1` and a fresh visited set
+//! per layer (greedy descent).
+
+use crate::heap::{HeapOrder, IdSet, PairingHeap};
+use crate::storage::{Candidate, Candidates, EntryPoint, GraphStore};
+
+/// Work counted during a search (or an insert / repair).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchStats {
+    /// Candidates expanded (neighbor lists read).
+    pub hops: u64,
+    /// Elements newly added to the visited set, entry points included.
+    pub visited: u64,
+    /// Distances computed (elements loaded with a query).
+    pub distances: u64,
+    /// Calls to [`GraphStore::load`].
+    pub load_batches: u64,
+}
+
+impl SearchStats {
+    /// Adds another set of counters to this one.
+    pub fn add(&mut self, other: &SearchStats) {
+        self.hops += other.hops;
+        self.visited += other.visited;
+        self.distances += other.distances;
+        self.load_batches += other.load_batches;
+    }
+}
+
+/// How many upcoming candidates are shown to [`GraphStore::lookahead`].
+const LOOKAHEAD: usize = 4;
+
+/// Parameters of one layer search.
+pub(crate) struct LayerQuery<'q, V> {
+    pub(crate) query: &'q V,
+    pub(crate) ef: usize,
+    pub(crate) layer: u8,
+    /// Count only live elements towards `ef` (repair of an existing element).
+    pub(crate) count_live_only: bool,
+    /// Park dropped elements in the discarded queue (iterative scans).
+    pub(crate) discard: bool,
+}
+
+/// Candidates, visited set and (for iterative scans) discarded queue that
+/// can outlive one layer search.
+pub(crate) struct SearchState<Id, Meta> {
+    pub(crate) arena: Vec<Candidate<Id, Meta>>,
+    visited: IdSet<Id>,
+    pub(crate) discarded: Option<PairingHeap>,
+    /// pgvector's `tuples` counter: entry points and neighbors seen on
+    /// layer 0 (upper layers are not counted, as in pgvector's scans).
+    pub(crate) tuples: u64,
+    pub(crate) stats: SearchStats,
+    ids: Vec<Id>,
+    loaded: Vec<Candidate<Id, Meta>>,
+}
+
+impl<Id: Copy + Eq + std::hash::Hash, Meta: Clone> SearchState<Id, Meta> {
+    pub(crate) fn new() -> Self {
+        SearchState {
+            arena: Vec::new(),
+            visited: IdSet::default(),
+            discarded: None,
+            tuples: 0,
+            stats: SearchStats::default(),
+            ids: Vec::new(),
+            loaded: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, candidate: Candidate<Id, Meta>) -> u32 {
+        let index = u32::try_from(self.arena.len()).expect("too many candidates");
+        self.arena.push(candidate);
+        index
+    }
+
+    pub(crate) fn get(&self, index: u32) -> &Candidate<Id, Meta> {
+        &self.arena[index as usize]
+    }
+
+    pub(crate) fn visited_len(&self) -> usize {
+        self.visited.len()
+    }
+
+    fn counts(&self, query_counts_live_only: bool, index: u32) -> bool {
+        !query_counts_live_only || self.arena[index as usize].live
+    }
+
+    fn discard(&mut self, index: u32) {
+        if let Some(discarded) = self.discarded.as_mut() {
+            discarded.push(index, self.arena[index as usize].distance);
+        }
+    }
+}
+
+/// The two queues of one layer search and the number of W's elements that
+/// count towards `ef`.
+struct Queues {
+    c: PairingHeap,
+    w: PairingHeap,
+    wlen: usize,
+}
+
+/// Searches one layer from `entries` (arena indices) and returns W's
+/// elements furthest first. With `fresh_visited`, the visited set (and the
+/// discarded queue, when kept) start empty and the entries are marked
+/// visited; otherwise they continue from the previous call.
+pub(crate) fn search_layer<S: GraphStore>(
+    store: &mut S,
+    state: &mut SearchState<S::Id, S::Meta>,
+    q: &LayerQuery<'_, S::Value>,
+    entries: &[u32],
+    fresh_visited: bool,
+) -> Vec<u32> {
+    let mut queues = Queues {
+        c: PairingHeap::new(HeapOrder::Nearest),
+        w: PairingHeap::new(HeapOrder::Furthest),
+        wlen: 0,
+    };
+
+    if fresh_visited {
+        state.visited.clear();
+        if q.discard {
+            state.discarded = Some(PairingHeap::new(HeapOrder::Nearest));
+        }
+    }
+
+    for &entry in entries {
+        let (id, distance) = {
+            let candidate = state.get(entry);
+            (candidate.id, candidate.distance)
+        };
+        if fresh_visited {
+            if state.visited.insert(id) {
+                state.stats.visited += 1;
+            }
+            if q.layer == 0 {
+                state.tuples += 1;
+            }
+        }
+        queues.c.push(entry, distance);
+        queues.w.push(entry, distance);
+        if state.counts(q.count_live_only, entry) {
+            queues.wlen += 1;
+        }
+    }
+
+    let mut neighbor_ids = Vec::new();
+    while let Some((current, current_distance)) = queues.c.pop() {
+        let (_, furthest) = queues.w.peek().expect("W holds at least the entries");
+        if current_distance > furthest {
+            break;
+        }
+        state.stats.hops += 1;
+
+        // Gather the whole batch of unvisited neighbors first ...
+        neighbor_ids.clear();
+        store.neighbors(&state.arena[current as usize], q.layer, &mut neighbor_ids);
+        state.ids.clear();
+        for &id in &neighbor_ids {
+            if state.visited.insert(id) {
+                state.ids.push(id);
+            }
+        }
+        let batch = state.ids.len() as u64;
+        if q.layer == 0 {
+            state.tuples += batch;
+        }
+        state.stats.visited += batch;
+
+        // ... then load it in one call.
+        if !state.ids.is_empty() {
+            let mut loaded = std::mem::take(&mut state.loaded);
+            loaded.clear();
+            store.load(q.query, &state.ids, &mut loaded);
+            debug_assert_eq!(loaded.len(), state.ids.len());
+            state.stats.distances += batch;
+            state.stats.load_batches += 1;
+            for element in loaded.drain(..) {
+                consider(state, q, element, &mut queues);
+            }
+            state.loaded = loaded;
+        }
+
+        if !queues.c.is_empty() {
+            let arena = &state.arena;
+            let mut upcoming = queues.c.upcoming(LOOKAHEAD).map(|i| &arena[i as usize]);
+            store.lookahead(q.layer, &mut upcoming);
+        }
+    }
+
+    std::iter::from_fn(|| queues.w.pop().map(|(index, _)| index)).collect()
+}
+
+/// Applies pgvector's keep / drop / discard rule to one loaded neighbor.
+fn consider<Id, Meta>(
+    state: &mut SearchState<Id, Meta>,
+    q: &LayerQuery<'_, impl Sized>,
+    element: Candidate<Id, Meta>,
+    queues: &mut Queues,
+) where
+    Id: Copy + Eq + std::hash::Hash,
+    Meta: Clone,
+{
+    let (_, furthest) = queues.w.peek().expect("W is never empty here");
+    let always_add = queues.wlen < q.ef;
+    if !(element.distance < furthest || always_add) {
+        if q.discard {
+            let index = state.push(element);
+            state.discard(index);
+        }
+        return;
+    }
+    // Tolerate neighbor lists pointing at elements without this layer.
+    if element.level < q.layer {
+        return;
+    }
+    let distance = element.distance;
+    let live = element.live;
+    let index = state.push(element);
+    queues.c.push(index, distance);
+    queues.w.push(index, distance);
+    if !q.count_live_only || live {
+        queues.wlen += 1;
+        if queues.wlen > q.ef {
+            if let Some((dropped, _)) = queues.w.pop() {
+                if q.discard {
+                    state.discard(dropped);
+                }
+            }
+        }
+    }
+}
+
+/// Loads the entry point as a candidate for `query` and returns its arena
+/// index. The level used afterwards is the one read from the element.
+pub(crate) fn entry_candidate<S: GraphStore>(
+    store: &mut S,
+    state: &mut SearchState<S::Id, S::Meta>,
+    query: &S::Value,
+    entry: EntryPoint<S::Id>,
+) -> u32 {
+    let mut out = Vec::with_capacity(1);
+    store.load(query, &[entry.id], &mut out);
+    state.stats.distances += 1;
+    state.stats.load_batches += 1;
+    let candidate = out.pop().expect("store returned no entry candidate");
+    state.push(candidate)
+}
+
+/// Greedy descent with `ef = 1` from layer `from` down to layer `to + 1`,
+/// each layer with a fresh visited set. Returns the entry list for layer
+/// `to` (arena indices, furthest first).
+pub(crate) fn descend<S: GraphStore>(
+    store: &mut S,
+    state: &mut SearchState<S::Id, S::Meta>,
+    query: &S::Value,
+    mut entries: Vec<u32>,
+    layers: (u8, u8),
+    count_live_only: bool,
+) -> Vec<u32> {
+    let (from, to) = layers;
+    let mut layer = from;
+    while layer > to {
+        let q = LayerQuery {
+            query,
+            ef: 1,
+            layer,
+            count_live_only,
+            discard: false,
+        };
+        entries = search_layer(store, state, &q, &entries, true);
+        layer -= 1;
+    }
+    entries
+}
+
+/// One-shot k-NN search as a non-iterative index scan would run it: greedy
+/// descent, then layer 0 with `ef_search`. Returns the live results nearest
+/// first (the order a scan returns them) and the work counters.
+pub fn search<S: GraphStore>(
+    store: &mut S,
+    query: &S::Value,
+    ef_search: usize,
+) -> (Candidates<S::Id, S::Meta>, SearchStats) {
+    let mut state = SearchState::new();
+    let Some(entry) = store.entry_point() else {
+        return (Vec::new(), state.stats);
+    };
+    let start = entry_candidate(store, &mut state, query, entry);
+    let top = state.get(start).level;
+    let entries = descend(store, &mut state, query, vec![start], (top, 0), false);
+    let q = LayerQuery {
+        query,
+        ef: ef_search,
+        layer: 0,
+        count_live_only: false,
+        discard: false,
+    };
+    let w = search_layer(store, &mut state, &q, &entries, true);
+    let results = w
+        .iter()
+        .rev()
+        .map(|&i| state.get(i))
+        .filter(|c| c.live)
+        .cloned()
+        .collect();
+    (results, state.stats)
+}
