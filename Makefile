@@ -44,7 +44,7 @@ test: setup
 	tests/run-all.sh
 
 unit:
-	cargo test --workspace --exclude vector
+	tests/run-all.sh unit
 
 pgrx-test:
 	tests/run-all.sh pgrx

@@ -26,7 +26,10 @@ regress_on() {
 
 run_suite() {
   case "$1" in
-  unit) cargo test --workspace --exclude vector ;;
+  unit)
+    # Release mode so the 10k x 128 HNSW recall test (ignored in debug builds) runs too.
+    cargo test --release --workspace --exclude vector
+    ;;
   pgrx)
     mkdir -p "$work/pgrx" && chown postgres "$work/pgrx"
     cargo pgrx test pg18 --runas postgres --pgdata "$work/pgrx/data"
