@@ -104,9 +104,6 @@ fn half(c: &mut Criterion) {
     for dims in DIMS {
         let (a, b) = (halves(dims, 3), halves(dims, 4));
         let (a, b) = (a.as_slice(), b.as_slice());
-        let widened = |f: fn(&[f32], &[f32]) -> f64| {
-            move |x: &[f16], y: &[f16]| f(&reference::widen(x), &reference::widen(y))
-        };
         bench_pair(
             c,
             "f16_l2_distance",
@@ -114,7 +111,7 @@ fn half(c: &mut Criterion) {
             a,
             b,
             h::l2_distance,
-            widened(reference::l2_distance),
+            reference::l2_distance,
         );
         bench_pair(
             c,
@@ -123,7 +120,7 @@ fn half(c: &mut Criterion) {
             a,
             b,
             h::inner_product,
-            widened(reference::inner_product),
+            reference::inner_product,
         );
         bench_pair(
             c,
@@ -132,7 +129,7 @@ fn half(c: &mut Criterion) {
             a,
             b,
             h::cosine_distance,
-            widened(reference::cosine_distance),
+            reference::cosine_distance,
         );
         bench_pair(
             c,
@@ -141,7 +138,16 @@ fn half(c: &mut Criterion) {
             a,
             b,
             h::l1_distance,
-            widened(reference::l1_distance),
+            reference::l1_distance,
+        );
+        bench_pair(
+            c,
+            "f16_norm",
+            dims,
+            a,
+            a,
+            |x, _| h::norm(x),
+            |x, _| reference::norm(x),
         );
     }
 }

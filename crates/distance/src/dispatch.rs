@@ -19,7 +19,7 @@ pub type JaccardKernel = fn(&[u8], &[u8]) -> [u64; 3];
 /// All tables compute bit-identical results; they differ only in speed.
 #[derive(Clone, Copy, Debug)]
 pub struct Kernels {
-    /// Human-readable name of the implementation, e.g. `"avx2-fma-f16c"`.
+    /// Human-readable name of the implementation, e.g. `"avx-fma-f16c+popcnt"`.
     pub name: &'static str,
     /// `VectorL2SquaredDistance` (float accumulation).
     pub f32_l2_squared: fn(&[f32], &[f32]) -> f32,
@@ -32,6 +32,9 @@ pub struct Kernels {
     /// The double sum of squares of `vector_norm` / `l2_normalize`
     /// (also `sparsevec_l2_norm` over the stored values).
     pub f32_sum_squares: fn(&[f32]) -> f64,
+    /// The sequential double sum of squares of `halfvec_l2_norm` and
+    /// `halfvec_l2_normalize`.
+    pub f16_sum_squares: fn(&[f16]) -> f64,
     /// `HalfvecL2SquaredDistanceF16c`.
     pub f16_l2_squared: fn(&[f16], &[f16]) -> f32,
     /// `HalfvecInnerProductF16c`.
@@ -59,6 +62,7 @@ static PORTABLE: Kernels = Kernels {
     f32_l1: portable::f32_l1,
     f32_cosine_parts: portable::f32_cosine_parts,
     f32_sum_squares: portable::f32_sum_squares,
+    f16_sum_squares: portable::f16_sum_squares,
     f16_l2_squared: portable::f16_l2_squared,
     f16_inner_product: portable::f16_inner_product,
     f16_l1: portable::f16_l1,

@@ -53,21 +53,9 @@ pub fn l1_distance(a: &[f16], b: &[f16]) -> f64 {
     f64::from((active_kernels().f16_l1)(a, b))
 }
 
-/// Sequential double sum of squares of `halfvec_l2_norm` and
-/// `halfvec_l2_normalize`. The reference build uses `fma(x, x, s)`; `x * x`
-/// is exact in double precision for a half, so `s + x * x` is identical.
-fn sum_squares(a: &[f16]) -> f64 {
-    let mut s = 0.0f64;
-    for &x in a {
-        let x = f64::from(x.to_f32());
-        s += x * x;
-    }
-    s
-}
-
 /// `halfvec_l2_norm(a)` (SQL `l2_norm(halfvec)`).
 pub fn norm(a: &[f16]) -> f64 {
-    sum_squares(a).sqrt()
+    (active_kernels().f16_sum_squares)(a).sqrt()
 }
 
 /// `halfvec_l2_normalize(a)` into `out`: each element is

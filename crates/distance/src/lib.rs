@@ -25,6 +25,7 @@
 //! FMA), so every CPU produces the same bits.
 
 #![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub use half;
 

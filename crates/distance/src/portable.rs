@@ -248,6 +248,18 @@ pub(crate) fn f32_sum_squares(x: &[f32]) -> f64 {
     s
 }
 
+/// Sequential double sum of squares of `halfvec_l2_norm` and
+/// `halfvec_l2_normalize`. The reference build uses `fma(x, x, s)`; `x * x`
+/// is exact in double precision for a half, so `s + x * x` is identical.
+pub(crate) fn f16_sum_squares(x: &[f16]) -> f64 {
+    let mut s = 0.0f64;
+    for &v in x {
+        let v = f64::from(v.to_f32());
+        s += v * v;
+    }
+    s
+}
+
 /// Shape of the `Halfvec*F16c` kernels (hand-written intrinsics in
 /// pgvector): 8 lanes over `n / 8` chunks, `s = hsum4(fold8(acc8))` (zero
 /// when there is no chunk), then a scalar tail over the remaining `0..=7`

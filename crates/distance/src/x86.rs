@@ -28,19 +28,19 @@ pub(crate) fn kernels() -> Option<Kernels> {
             (
                 entry::bits_hamming_avx512,
                 entry::bits_jaccard_counts_avx512,
-                "avx2-fma-f16c+avx512vpopcntdq",
+                "avx-fma-f16c+avx512vpopcntdq",
             )
         } else if popcnt {
             (
                 entry::bits_hamming_popcnt,
                 entry::bits_jaccard_counts_popcnt,
-                "avx2-fma-f16c+popcnt",
+                "avx-fma-f16c+popcnt",
             )
         } else {
             (
                 portable::bits_hamming,
                 portable::bits_jaccard_counts,
-                "avx2-fma-f16c",
+                "avx-fma-f16c",
             )
         };
     Some(Kernels {
@@ -50,6 +50,7 @@ pub(crate) fn kernels() -> Option<Kernels> {
         f32_l1: entry::f32_l1,
         f32_cosine_parts: entry::f32_cosine_parts,
         f32_sum_squares: entry::f32_sum_squares,
+        f16_sum_squares: entry::f16_sum_squares,
         f16_l2_squared: entry::f16_l2_squared,
         f16_inner_product: entry::f16_inner_product,
         f16_l1: entry::f16_l1,
@@ -72,9 +73,9 @@ mod entry {
         ($($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
             $(
                 pub(super) fn $name($($arg: $ty),*) -> $ret {
-                    // SAFETY: this function is only stored in the kernel table
-                    // built by `kernels()` after detecting the target features
-                    // that `super::$name` is compiled for.
+                    // Only stored in the table built by `kernels()` after
+                    // detecting the target features of `super::$name`.
+                    // SAFETY: the CPU supports the features `super::$name` needs.
                     unsafe { super::$name($($arg),*) }
                 }
             )*
@@ -87,6 +88,7 @@ mod entry {
         f32_l1(a: &[f32], b: &[f32]) -> f32;
         f32_cosine_parts(a: &[f32], b: &[f32]) -> [f32; 3];
         f32_sum_squares(x: &[f32]) -> f64;
+        f16_sum_squares(x: &[f16]) -> f64;
         f16_l2_squared(a: &[f16], b: &[f16]) -> f32;
         f16_inner_product(a: &[f16], b: &[f16]) -> f32;
         f16_l1(a: &[f16], b: &[f16]) -> f32;
@@ -108,8 +110,7 @@ mod entry {
 #[inline]
 #[target_feature(enable = "avx")]
 fn load8(x: &[f32; 8]) -> __m256 {
-    // SAFETY: `x` refers to 8 readable floats; `loadu` has no alignment
-    // requirement.
+    // SAFETY: `x` is 8 readable floats; `loadu` needs no alignment.
     unsafe { _mm256_loadu_ps(x.as_ptr()) }
 }
 
@@ -117,8 +118,7 @@ fn load8(x: &[f32; 8]) -> __m256 {
 #[target_feature(enable = "avx")]
 fn load4(x: &[f32]) -> __m128 {
     let x: &[f32; 4] = x[..4].try_into().unwrap();
-    // SAFETY: `x` refers to 4 readable floats; `loadu` has no alignment
-    // requirement.
+    // SAFETY: `x` is 4 readable floats; `loadu` needs no alignment.
     unsafe { _mm_loadu_ps(x.as_ptr()) }
 }
 
@@ -126,8 +126,8 @@ fn load4(x: &[f32]) -> __m128 {
 #[inline]
 #[target_feature(enable = "avx,f16c")]
 fn load8h(x: &[f16; 8]) -> __m256 {
-    // SAFETY: `f16` is `repr(transparent)` over `u16`, so `x` refers to 16
-    // readable bytes; `loadu` has no alignment requirement.
+    // `f16` is `repr(transparent)` over `u16`.
+    // SAFETY: `x` is 16 readable bytes; `loadu` needs no alignment.
     let raw = unsafe { _mm_loadu_si128(x.as_ptr().cast::<__m128i>()) };
     _mm256_cvtph_ps(raw)
 }
@@ -382,6 +382,39 @@ fn f32_sum_squares(x: &[f32]) -> f64 {
 // Half-precision kernels (`Halfvec*F16c`).
 // ---------------------------------------------------------------------------
 
+/// Sequential double sum of squares (order of `portable::f16_sum_squares`);
+/// only the conversions and squares are vectorised.
+#[target_feature(enable = "avx,fma,f16c")]
+fn f16_sum_squares(x: &[f16]) -> f64 {
+    let (chunks, tail) = x.as_chunks::<8>();
+    let mut s = 0.0f64;
+    for c in chunks {
+        let v = load8h(c);
+        let lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+        let hi = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(v));
+        let mut sq = [0.0f64; 8];
+        let (sq_lo, sq_hi) = sq.split_at_mut(4);
+        store4d(sq_lo, _mm256_mul_pd(lo, lo));
+        store4d(sq_hi, _mm256_mul_pd(hi, hi));
+        for q in sq {
+            s += q;
+        }
+    }
+    for &v in tail {
+        let v = f64::from(cvt1(v));
+        s += v * v;
+    }
+    s
+}
+
+#[inline]
+#[target_feature(enable = "avx")]
+fn store4d(out: &mut [f64], v: __m256d) {
+    let out: &mut [f64; 4] = (&mut out[..4]).try_into().unwrap();
+    // SAFETY: `out` is 4 writable doubles; `storeu` needs no alignment.
+    unsafe { _mm256_storeu_pd(out.as_mut_ptr(), v) }
+}
+
 #[target_feature(enable = "avx,fma,f16c")]
 fn f16_l2_squared(a: &[f16], b: &[f16]) -> f32 {
     debug_assert_eq!(a.len(), b.len());
@@ -488,8 +521,7 @@ fn sparse_l1(ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) -> f32 {
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn load64(x: &[u8; 64]) -> __m512i {
-    // SAFETY: `x` refers to 64 readable bytes; `loadu` has no alignment
-    // requirement.
+    // SAFETY: `x` is 64 readable bytes; `loadu` needs no alignment.
     unsafe { _mm512_loadu_si512(x.as_ptr().cast()) }
 }
 

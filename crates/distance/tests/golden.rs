@@ -444,6 +444,7 @@ fn golden_cases() -> Vec<(&'static str, String, String)> {
         ("{2:1}/3", "{1:1}/3"),
         ("{1:3e38,2:3e38}/2", "{1:-3e38,2:3e38}/2"),
         ("{1:1e-45,2:1}/2", "{1:1}/2"),
+        ("{1:1e-45,2:3e38}/2", "{2:1}/2"),
     ] {
         cases.push(lit("sparsevec", a, b));
     }
@@ -580,6 +581,7 @@ fn golden_portable_kernels() {
                 check("inner_product", f64::from((k.f16_inner_product)(&a, &b)));
                 check("l1_distance", f64::from((k.f16_l1)(&a, &b)));
                 check("cosine_distance", cosine((k.f16_cosine_parts)(&a, &b)));
+                check("l2_norm(a)", (k.f16_sum_squares)(&a).sqrt());
             }
             "sparsevec" => {
                 let (_, ai, ax) = sparse_input(sa);

@@ -417,6 +417,11 @@ fn compare_f16(s: &Kernels, p: &Kernels, a: &[f16], b: &[f16], what: &str) {
         x.iter().zip(&y).all(|(x, y)| same_bits32(*x, *y)),
         "f16 cosine parts {what} n={n}: {x:?} vs {y:?}"
     );
+    let (x, y) = ((s.f16_sum_squares)(a), (p.f16_sum_squares)(a));
+    assert!(
+        same_bits64(x, y),
+        "f16 sum of squares {what} n={n}: {x:e} vs {y:e}"
+    );
 }
 
 fn compare_sparse(s: &Kernels, p: &Kernels, ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) {
