@@ -23,6 +23,10 @@ macro_rules! sql_function {
             }
         }
         $(#[$attr])*
+        ///
+        /// # Safety
+        /// Called only by Postgres's function manager, with the call info of the SQL
+        /// signature declared for this symbol in `sql/`.
         #[::pgrx::pg_guard]
         #[unsafe(no_mangle)]
         pub unsafe extern "C-unwind" fn $name(
