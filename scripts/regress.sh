@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the pg_regress suite (pg_regress/sql, pg_regress/expected) against a running server.
-#   scripts/regress.sh PGINSTALL SOCKDIR PORT [test ...]
+#   scripts/regress.sh PGINSTALL SOCKDIR PORT [test ...]   (default: pg_regress/schedule)
 # Env: REGRESS_OUT (results folder, default a fresh temp dir).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,7 +10,7 @@ pgxs=$("$bindir/pg_config" --pgxs)
 pg_regress="$(dirname "$pgxs")/../test/regress/pg_regress"
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-  for f in "$root"/pg_regress/sql/*.sql; do tests+=("$(basename "$f" .sql)"); done
+  mapfile -t tests < <(grep -v -E '^(#|$)' "$root/pg_regress/schedule")
 fi
 out=${REGRESS_OUT:-$(mktemp -d /tmp/vector-regress.XXXXXX)}
 mkdir -p "$out"
