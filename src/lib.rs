@@ -28,6 +28,17 @@ pub mod types;
     name = "sparsevec_type",
     requires = ["bit_functions"]
 );
+::pgrx::extension_sql_file!(
+    "../sql/install/hnsw.sql",
+    name = "hnsw_access_method",
+    requires = ["sparsevec_type"]
+);
+
+/// Runs when the library is loaded: registers the `hnsw` index options and settings.
+#[::pgrx::pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    am::options::init();
+}
 
 #[cfg(test)]
 pub mod pg_test {

@@ -1,1 +1,14 @@
 pub mod format;
+pub mod cost;
+pub mod graph;
+pub mod handler;
+pub mod options;
+pub mod scan;
+pub mod typeinfo;
+pub mod validate;
+pub mod build;
+pub mod build_memory;
+pub mod graph_vacuum;
+pub mod graph_write;
+pub mod insert;
+pub mod vacuum;

@@ -94,6 +94,13 @@ impl<S: GraphStore> Scan<S> {
         }
     }
 
+    /// Replaces the settings for the rest of the scan. pgvector reads its settings each time it
+    /// uses them, so a scan (a cursor) sees a change made between two fetches; call this before
+    /// [`Scan::next`] with the current values to do the same.
+    pub fn set_params(&mut self, params: ScanParams) {
+        self.params = params;
+    }
+
     /// Work counters so far (all layers and resumes).
     pub fn stats(&self) -> SearchStats {
         self.state.stats

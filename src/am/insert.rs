@@ -1,0 +1,101 @@
+//! `aminsert`: adding one heap tuple to an existing index, as pgvector 0.8.6 does.
+//!
+//! The value is detoasted, checked and (for cosine operator classes) normalized; rows whose
+//! value is NULL or cannot be normalized are not indexed. The element gets a random level
+//! (`floor(-ln(U) / ln(m))`, capped so its neighbor tuple fits on a page) and is inserted with
+//! [`vector_hnsw::insert`] over the pages: under the shared update lock (exclusive when it may
+//! become the entry point), neighbors are searched with `ef_construction`, the element is stored
+//! (or its heap TID joins an element with the same value) and back-links are added, each change
+//! one GenericXLog record. Several heap TIDs per element keep non-HOT updates of a row cheap.
+
+use crate::am::graph::PageGraph;
+use crate::am::graph_write::PageGraphWriter;
+use crate::am::typeinfo::Value;
+use crate::storage::{Fork, ItemPointer, Relation, WriteMode};
+use pgrx::{pg_guard, pg_sys};
+use vector_hnsw::storage::NewElement;
+use vector_hnsw::GraphParams;
+
+/// A level drawn from the backend's random number generator, as pgvector draws it.
+pub fn random_level(m: usize) -> u8 {
+    let mut uniform = || {
+        // SAFETY: pg_global_prng_state is the backend's generator, only used from this thread.
+        unsafe { pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state) }
+    };
+    vector_hnsw::level::draw_level(&mut uniform, m)
+}
+
+/// Reads a TID handed over by Postgres.
+///
+/// # Safety
+///
+/// `tid` points to a valid `ItemPointerData`.
+pub unsafe fn heap_tid(tid: pg_sys::ItemPointer) -> ItemPointer {
+    // SAFETY: per the contract.
+    let tid = unsafe { &*tid };
+    let block = (u32::from(tid.ip_blkid.bi_hi) << 16) | u32::from(tid.ip_blkid.bi_lo);
+    ItemPointer::new(block, tid.ip_posid)
+}
+
+/// The `ItemPointerData` Postgres expects for a TID.
+pub fn item_pointer_data(tid: ItemPointer) -> pg_sys::ItemPointerData {
+    pg_sys::ItemPointerData {
+        ip_blkid: pg_sys::BlockIdData {
+            bi_hi: (tid.block >> 16) as u16,
+            bi_lo: tid.block as u16,
+        },
+        ip_posid: tid.offset,
+    }
+}
+
+/// Inserts an (already formed) value with a freshly drawn level into the pages.
+pub fn insert_on_disk(writer: &mut PageGraphWriter, value: Value, heap_tid: ItemPointer) {
+    let graph = writer.graph();
+    let params = GraphParams {
+        m: graph.m(),
+        ef_construction: graph.ef_construction(),
+    };
+    let element = NewElement {
+        value,
+        heap_tid,
+        level: random_level(params.m),
+    };
+    vector_hnsw::insert(writer, element, &params);
+    writer.forget_values();
+}
+
+/// `aminsert`.
+#[allow(clippy::too_many_arguments)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn insert(
+    index: pg_sys::Relation,
+    values: *mut pg_sys::Datum,
+    isnull: *mut bool,
+    heap_tid_ptr: pg_sys::ItemPointer,
+    _heap: pg_sys::Relation,
+    _check_unique: pg_sys::IndexUniqueCheck::Type,
+    _index_unchanged: bool,
+    _index_info: *mut pg_sys::IndexInfo,
+) -> bool {
+    // SAFETY: an hnsw index has one key column, so values and isnull have one entry each.
+    let (datum, is_null) = unsafe { (*values, *isnull) };
+    if is_null {
+        return false;
+    }
+    // SAFETY: Postgres hands aminsert the open, locked index for the whole call, and a valid
+    // heap TID.
+    let (rel, tid) = unsafe {
+        (
+            Relation::from_raw(index, Fork::Main),
+            heap_tid(heap_tid_ptr),
+        )
+    };
+    let graph = PageGraph::open(rel);
+    // SAFETY: the datum is a non-NULL value of the indexed column's type.
+    let Some(value) = (unsafe { graph.support().index_value(datum) }) else {
+        return false;
+    };
+    let mut writer = PageGraphWriter::new(graph, WriteMode::Wal);
+    insert_on_disk(&mut writer, value, tid);
+    false
+}

