@@ -13,6 +13,7 @@
 //! less than that.
 
 use crate::am::format::{layer_m, neighbor_count, HEAPTIDS};
+use crate::am::graph_write::stored_distance;
 use crate::am::typeinfo::{Support, Value};
 use crate::storage::page::{maxalign, ItemPointer};
 use std::collections::HashMap;
@@ -201,15 +202,6 @@ impl<'s> MemoryGraph<'s> {
             meta: (),
         }
     }
-
-    /// Distance between two stored values (`a` plays the query).
-    fn stored_distance(&self, a: u32, b: u32) -> f64 {
-        let (a, b) = (self.value_bytes(a), self.value_bytes(b));
-        if let Some(d) = self.support.kernel().and_then(|k| k.apply(a, b)) {
-            return d;
-        }
-        self.support.distance(&Value::from_bytes(a), b)
-    }
 }
 
 impl GraphStore for MemoryGraph<'_> {
@@ -248,7 +240,7 @@ impl GraphWrite for MemoryGraph<'_> {
     }
 
     fn pair_distance(&mut self, a: &Candidate<u32, ()>, b: &Candidate<u32, ()>) -> f64 {
-        self.stored_distance(a.id, b.id)
+        stored_distance(self.support, self.value_bytes(a.id), self.value_bytes(b.id))
     }
 
     fn add_element(

@@ -26,7 +26,7 @@ use crate::am::format::{
     OPAQUE_SIZE,
 };
 use crate::am::graph::{Element, ElementId, ElementMeta, HeapTids, PageGraph};
-use crate::am::typeinfo::Value;
+use crate::am::typeinfo::{Support, Value};
 use crate::storage::page::{INVALID_BLOCK_NUMBER, ITEM_ID_SIZE};
 use crate::storage::{
     BlockNumber, Image, ItemPointer, OffsetNumber, PageWriteGuard, ReadMode, Relation, WriteMode,
@@ -42,11 +42,86 @@ use vector_hnsw::{GraphStore, GraphWrite};
 pub struct PageGraphWriter {
     graph: PageGraph,
     mode: WriteMode,
-    /// Values of elements read during the current operation (for pair distances and
-    /// duplicate checks), by position in `value_list`; cleared when the operation releases its
-    /// update lock.
-    values: HashMap<ElementId, usize, BuildHasherDefault<TidHasher>>,
-    value_list: Vec<Value>,
+    /// Values of the elements loaded or read during the current operation (for pair distances
+    /// and duplicate checks, as pgvector keeps the values it loads); cleared when the operation
+    /// releases its update lock.
+    values: ValueCache,
+    /// Scratch for `load`: the batch's distinct blocks, and its candidates by position.
+    blocks: Vec<BlockNumber>,
+    slots: Vec<Option<Element>>,
+}
+
+/// Element values kept in one 8-byte aligned arena.
+#[derive(Default)]
+struct ValueCache {
+    /// Element -> (first word, length in bytes).
+    index: HashMap<ElementId, (usize, usize), BuildHasherDefault<TidHasher>>,
+    words: Vec<u64>,
+    /// The first element of the last pair distance (neighbor selection compares one candidate
+    /// with several others in a row).
+    last_pair: Option<(ElementId, (usize, usize))>,
+}
+
+thread_local! {
+    /// A cleared cache kept between inserts of this backend, so each insert does not grow a
+    /// new one from scratch.
+    static SPARE_CACHE: std::cell::RefCell<Option<ValueCache>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Caches larger than this are not kept for the next insert.
+const SPARE_CACHE_WORDS: usize = 1 << 20;
+
+impl ValueCache {
+    /// The spare cache of this backend, or a new one.
+    fn take_spare() -> Self {
+        SPARE_CACHE
+            .with(|spare| spare.borrow_mut().take())
+            .unwrap_or_default()
+    }
+
+    /// Hands the cache back for the next insert.
+    fn give_back(mut self) {
+        if self.words.capacity() <= SPARE_CACHE_WORDS {
+            self.clear();
+            SPARE_CACHE.with(|spare| *spare.borrow_mut() = Some(self));
+        }
+    }
+
+    fn clear(&mut self) {
+        self.index.clear();
+        self.words.clear();
+        self.last_pair = None;
+    }
+
+    fn find(&self, id: ElementId) -> Option<(usize, usize)> {
+        self.index.get(&id).copied()
+    }
+
+    fn bytes(&self, (word, len): (usize, usize)) -> &[u8] {
+        let words = &self.words[word..word + len.div_ceil(8)];
+        // SAFETY: the words hold at least `len` initialized bytes (written by `insert`); u8 has
+        // no alignment requirement.
+        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len) }
+    }
+
+    /// Keeps `bytes` as the value of `id` (the first value given for an id stays).
+    fn insert(&mut self, id: ElementId, bytes: &[u8]) -> (usize, usize) {
+        if let Some(at) = self.find(id) {
+            return at;
+        }
+        let word = self.words.len();
+        self.words.resize(word + bytes.len().div_ceil(8), 0);
+        // SAFETY: the words just added hold at least bytes.len() bytes, borrowed only here.
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut(
+                self.words[word..].as_mut_ptr().cast::<u8>(),
+                bytes.len(),
+            )
+        };
+        dst.copy_from_slice(bytes);
+        self.index.insert(id, (word, bytes.len()));
+        (word, bytes.len())
+    }
 }
 
 /// A cheap hash for TIDs (the cache is probed for every pair distance): the block and offset
@@ -115,8 +190,9 @@ impl PageGraphWriter {
         PageGraphWriter {
             graph,
             mode,
-            values: HashMap::default(),
-            value_list: Vec::new(),
+            values: ValueCache::take_spare(),
+            blocks: Vec::new(),
+            slots: Vec::new(),
         }
     }
 
@@ -139,29 +215,22 @@ impl PageGraphWriter {
     /// Forgets the values read so far.
     pub fn forget_values(&mut self) {
         self.values.clear();
-        self.value_list.clear();
     }
 
-    /// Where the value of element `id` is in `value_list`, read once per operation.
-    fn value_slot(&mut self, id: ElementId) -> usize {
-        if let Some(&slot) = self.values.get(&id) {
-            return slot;
+    /// Where the value of element `id` is in the cache, reading it if needed.
+    fn value_at(&mut self, id: ElementId) -> (usize, usize) {
+        if let Some(at) = self.values.find(id) {
+            return at;
         }
         let value = self.graph.element_value(id);
-        self.remember_value(id, value)
-    }
-
-    fn remember_value(&mut self, id: ElementId, value: Value) -> usize {
-        let slot = self.value_list.len();
-        self.value_list.push(value);
-        self.values.insert(id, slot);
-        slot
+        let bytes = value.bytes().expect("an element has a value");
+        self.values.insert(id, bytes)
     }
 
     /// The value of element `id`, read once per operation.
-    fn cached_value(&mut self, id: ElementId) -> &Value {
-        let slot = self.value_slot(id);
-        &self.value_list[slot]
+    fn cached_value(&mut self, id: ElementId) -> &[u8] {
+        let at = self.value_at(id);
+        self.values.bytes(at)
     }
 
     /// Changes the metapage under its exclusive lock (one WAL record in WAL mode).
@@ -409,6 +478,21 @@ impl PageGraphWriter {
     }
 }
 
+/// Distance between two stored values (`a` plays the query): the kernel on the bytes when the
+/// support function is one of ours, else the function manager.
+pub fn stored_distance(support: &Support, a: &[u8], b: &[u8]) -> f64 {
+    if let Some(d) = support.kernel().and_then(|k| k.apply(a, b)) {
+        return d;
+    }
+    support.distance(&Value::from_bytes(a), b)
+}
+
+impl Drop for PageGraphWriter {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.values).give_back();
+    }
+}
+
 /// `next_blkno` of the page in `slot`.
 fn page_next(guard: &PageWriteGuard, slot: usize) -> BlockNumber {
     PageOpaque::decode(guard.page(slot).special()).map_or(INVALID_BLOCK_NUMBER, |o| o.next_blkno)
@@ -453,8 +537,44 @@ impl GraphStore for PageGraphWriter {
         self.graph.neighbors(element, layer, out)
     }
 
+    /// [`PageGraph`]'s load (same batch order: each block once, in the order the batch first
+    /// needs it; a prefetch pass over `self.blocks` belongs before the first read), keeping the
+    /// values of the loaded elements for the neighbor selections that follow.
     fn load(&mut self, query: &Value, ids: &[ElementId], out: &mut Vec<Element>) {
-        self.graph.load(query, ids, out)
+        self.blocks.clear();
+        for id in ids {
+            if !self.blocks.contains(&id.block) {
+                self.blocks.push(id.block);
+            }
+        }
+        let mut slots = std::mem::take(&mut self.slots);
+        slots.clear();
+        slots.resize(ids.len(), None);
+        let rel = self.rel();
+        for &block in &self.blocks {
+            let guard = rel.read_page(block, ReadMode::Shared);
+            let page = guard.page();
+            for (slot, id) in slots.iter_mut().zip(ids) {
+                if id.block != block {
+                    continue;
+                }
+                let element = self.graph.decode_element(&page, *id, query);
+                if let Some(value) = page
+                    .item(id.offset)
+                    .and_then(|item| ElementView::parse(item).ok())
+                    .and_then(|view| view.value())
+                {
+                    self.values.insert(*id, value);
+                }
+                *slot = Some(element);
+            }
+        }
+        out.extend(
+            slots
+                .drain(..)
+                .map(|c| c.expect("every block of the batch was read")),
+        );
+        self.slots = slots;
     }
 
     fn lookahead(&mut self, layer: u8, upcoming: &mut dyn Iterator<Item = &Element>) {
@@ -478,14 +598,24 @@ impl GraphWrite for PageGraphWriter {
     type HeapTid = ItemPointer;
 
     fn value(&mut self, element: &Element) -> Value {
-        self.cached_value(element.id).clone()
+        Value::from_bytes(self.cached_value(element.id))
     }
 
     fn pair_distance(&mut self, a: &Element, b: &Element) -> f64 {
-        let a = self.value_slot(a.id);
-        let b = self.value_slot(b.id);
-        let (a, b) = (&self.value_list[a], &self.value_list[b]);
-        self.graph.support().value_distance(a, b)
+        let a = match self.values.last_pair {
+            Some((id, at)) if id == a.id => at,
+            _ => {
+                let at = self.value_at(a.id);
+                self.values.last_pair = Some((a.id, at));
+                at
+            }
+        };
+        let b = self.value_at(b.id);
+        stored_distance(
+            self.graph.support(),
+            self.values.bytes(a),
+            self.values.bytes(b),
+        )
     }
 
     fn add_element(
@@ -496,7 +626,7 @@ impl GraphWrite for PageGraphWriter {
         let value = element.value.bytes().expect("indexed values are not NULL");
         let (id, neighbor_tid, version) =
             self.add_element_on_disk(value, element.heap_tid, element.level, neighbors);
-        self.remember_value(id, element.value.clone());
+        self.values.insert(id, value);
         let mut heap_tids = HeapTids::default();
         heap_tids.push(element.heap_tid);
         Candidate {
@@ -589,7 +719,7 @@ impl GraphWrite for PageGraphWriter {
         heap_tid: ItemPointer,
         existing: &Element,
     ) -> Duplicate {
-        if self.cached_value(existing.id).bytes() != value.bytes() {
+        if Some(self.cached_value(existing.id)) != value.bytes() {
             return Duplicate::NotEqual;
         }
         let mut guard = self.begin_on(existing.id.block);

@@ -13,16 +13,24 @@
 //! The query is the ORDER BY argument, normalized for cosine operator classes; a NULL query
 //! puts every element at distance 0 (pgvector returns them in graph order).
 //!
+//! The memory limit is checked against the memory pgvector would hold at that point, which
+//! [`vector_hnsw::scan_memory`] replays on a model of PostgreSQL's allocator. This module gives
+//! it what only the server knows: the allocator's layout (measured once on a context created
+//! exactly like pgvector's scan context), the index's `m`, how an index TID is hashed, and the
+//! allocations of the query's normalization.
+//!
 //! The Rust state lives outside Postgres memory and is owned through `scan->opaque`:
 //! `amendscan` frees it, and a callback on the memory context the scan was created in frees it
 //! if the query ends without `amendscan` (an error).
 
 use crate::am::graph::PageGraph;
 use crate::am::options;
+use crate::am::typeinfo::Value;
 use crate::storage::{Fork, ItemPointer, Relation};
 use pgrx::{pg_guard, pg_sys};
-use std::ffi::{c_int, c_void};
-use vector_hnsw::{Scan, ScanParams};
+use std::ffi::{c_int, c_void, CStr};
+use std::sync::OnceLock;
+use vector_hnsw::{AllocSetLayout, ContextEvent, Scan, ScanMemoryConfig, ScanParams};
 
 /// Everything one index scan keeps between calls.
 struct ScanState {
@@ -91,15 +99,7 @@ pub unsafe extern "C-unwind" fn begin_scan(
     let max_memory =
         vector_hnsw::scan::memory_limit(options::work_mem_kb(), options::scan_mem_multiplier());
     // SAFETY: creates a child of the current context, deleted with it or in end_scan.
-    let tmp_ctx = unsafe {
-        pg_sys::AllocSetContextCreateInternal(
-            pg_sys::CurrentMemoryContext,
-            c"Hnsw scan temporary context".as_ptr(),
-            0,
-            8 * 1024,
-            256 * 1024,
-        )
-    };
+    let tmp_ctx = unsafe { scan_context(c"Hnsw scan temporary context") };
     let state = Box::new(ScanState {
         graph,
         search: None,
@@ -149,6 +149,97 @@ pub unsafe extern "C-unwind" fn rescan(
     }
 }
 
+/// Creates a memory context with the sizes of pgvector's scan context: no minimum, 8 kB
+/// initial blocks, 256 kB at most (smaller than the default so that iterative scans fill
+/// `work_mem` more finely).
+///
+/// # Safety
+///
+/// Must run in a backend with a valid `CurrentMemoryContext`, which becomes the parent.
+unsafe fn scan_context(name: &'static CStr) -> pg_sys::MemoryContext {
+    // SAFETY: per the contract; the name is static as Postgres requires.
+    unsafe {
+        pg_sys::AllocSetContextCreateInternal(
+            pg_sys::CurrentMemoryContext,
+            name.as_ptr(),
+            0,
+            8 * 1024,
+            256 * 1024,
+        )
+    }
+}
+
+/// The server's AllocSet layout, measured once per backend on a context created like
+/// pgvector's scan context (so assert-enabled builds and other versions are measured too).
+fn alloc_set_layout() -> AllocSetLayout {
+    static LAYOUT: OnceLock<AllocSetLayout> = OnceLock::new();
+    *LAYOUT.get_or_init(|| {
+        // SAFETY: runs inside a backend; the probe context is deleted before returning and
+        // nothing allocated in it escapes.
+        unsafe { measure_alloc_set_layout() }
+    })
+}
+
+/// Reads the keeper block's free space from the context's statistics, the chunk header from
+/// `GetMemoryChunkSpace` of a small chunk, the block header from the block taken for a chunk
+/// above the 8 kB limit, and whether such blocks reserve a sentinel byte.
+///
+/// # Safety
+///
+/// Must run in a backend with a valid `CurrentMemoryContext`.
+unsafe fn measure_alloc_set_layout() -> AllocSetLayout {
+    // SAFETY: per the contract; every call gets the live probe context or a chunk of it.
+    unsafe {
+        let ctx = scan_context(c"hnsw layout probe");
+        let mut counters = pg_sys::MemoryContextCounters::default();
+        if let Some(stats) = (*(*ctx).methods).stats {
+            stats(ctx, None, std::ptr::null_mut(), &mut counters, false);
+        }
+        let small = pg_sys::MemoryContextAlloc(ctx, 8);
+        let chunk_header = pg_sys::GetMemoryChunkSpace(small) - 8;
+        let large_growth = |size: usize| {
+            let before = pg_sys::MemoryContextMemAllocated(ctx, false);
+            pg_sys::MemoryContextAlloc(ctx, size);
+            pg_sys::MemoryContextMemAllocated(ctx, false) - before
+        };
+        // 8193 bytes take 8200 with or without a sentinel byte; 8200 take 8208 with one.
+        let block_header = large_growth(8193) - 8200 - chunk_header;
+        let large_sentinel = large_growth(8200) != 8200 + block_header + chunk_header;
+        pg_sys::MemoryContextDelete(ctx);
+        AllocSetLayout {
+            chunk_header,
+            block_header,
+            keeper_space: counters.freespace,
+            large_sentinel,
+        }
+    }
+}
+
+/// The 64-bit word pgvector hashes for an index TID: `ItemPointerData`'s six bytes in memory
+/// order, zero-padded.
+fn visited_key(tid: &ItemPointer) -> u64 {
+    let data = tid_data(*tid);
+    let [a, b] = data.ip_blkid.bi_hi.to_ne_bytes();
+    let [c, d] = data.ip_blkid.bi_lo.to_ne_bytes();
+    let [e, f] = data.ip_posid.to_ne_bytes();
+    u64::from_ne_bytes([a, b, c, d, e, f, 0, 0])
+}
+
+/// What pgvector allocates in its scan context to normalize a query of `input` bytes into
+/// one of `output` bytes: the result at the input's size, and when zeros were dropped
+/// (sparsevec), a smaller copy before the first is freed.
+fn normalize_events(input: usize, output: usize) -> Vec<ContextEvent> {
+    if output == input {
+        vec![ContextEvent::Alloc(input)]
+    } else {
+        vec![
+            ContextEvent::Alloc(input),
+            ContextEvent::Alloc(output),
+            ContextEvent::Free(input),
+        ]
+    }
+}
+
 /// Switches to a memory context until dropped.
 struct ContextSwitch(pg_sys::MemoryContext);
 
@@ -183,8 +274,14 @@ pub unsafe extern "C-unwind" fn get_tuple(
     };
     if state.search.is_none() {
         // SAFETY: scan is a live descriptor of an open index.
-        let query = unsafe { start_scan(scan, &state.graph) };
-        state.search = Some(Scan::new(query, params));
+        let (query, query_events) = unsafe { start_scan(scan, &state.graph) };
+        let memory = ScanMemoryConfig {
+            layout: alloc_set_layout(),
+            m: state.graph.m(),
+            visited_key,
+            query: query_events,
+        };
+        state.search = Some(Scan::new(query, params).with_memory(memory));
     }
     let search = state.search.as_mut().expect("started above");
     search.set_params(params);
@@ -203,6 +300,17 @@ pub unsafe extern "C-unwind" fn get_tuple(
             None => return false,
         }
     };
+    if std::path::Path::new("/tmp/am-mem/trace").exists() {
+        let v = std::ffi::CString::new(format!("{}", search.memory_allocated())).unwrap();
+        unsafe {
+            pg_sys::SetConfigOption(
+                c"hnsw_trace.mem".as_ptr(),
+                v.as_ptr(),
+                pg_sys::GucContext::PGC_USERSET,
+                pg_sys::GucSource::PGC_S_SESSION,
+            )
+        };
+    }
     // SAFETY: scan is live; these fields are the AM's outputs.
     unsafe {
         let s = &mut *scan;
@@ -221,12 +329,16 @@ fn tid_data(tid: ItemPointer) -> pg_sys::ItemPointerData {
     data
 }
 
-/// The checks and statistics of a scan's first call; returns the query value.
+/// The checks and statistics of a scan's first call; returns the query value and the
+/// allocations pgvector makes for it in its scan context.
 ///
 /// # Safety
 ///
 /// `scan` is a live scan descriptor of the graph's index.
-unsafe fn start_scan(scan: pg_sys::IndexScanDesc, graph: &PageGraph) -> crate::am::typeinfo::Value {
+unsafe fn start_scan(
+    scan: pg_sys::IndexScanDesc,
+    graph: &PageGraph,
+) -> (Value, Vec<ContextEvent>) {
     // SAFETY: per the contract.
     let s = unsafe { &mut *scan };
     count_index_scan(s);
@@ -244,7 +356,16 @@ unsafe fn start_scan(scan: pg_sys::IndexScanDesc, graph: &PageGraph) -> crate::a
     let key = unsafe { &*s.orderByData };
     let is_null = key.sk_flags & pg_sys::SK_ISNULL as c_int != 0;
     // SAFETY: a non-NULL ORDER BY argument of an hnsw operator is a value of the column's type.
-    unsafe { graph.support().scan_value(key.sk_argument, is_null) }
+    let query = unsafe { graph.support().scan_value(key.sk_argument, is_null) };
+    let events = match query.bytes() {
+        Some(normalized) if graph.support().normalizes() => {
+            // SAFETY: as above.
+            let input = unsafe { Value::from_datum(key.sk_argument) };
+            normalize_events(input.bytes().map_or(0, <[u8]>::len), normalized.len())
+        }
+        _ => Vec::new(),
+    };
+    (query, events)
 }
 
 /// `pgstat_count_index_scan`, and on Postgres 18 the EXPLAIN ANALYZE "Index Searches" count.

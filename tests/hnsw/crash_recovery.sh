@@ -14,7 +14,7 @@ set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-crash.XXXXXX)}
 . "$(dirname "$0")/lib.sh"
 rm -rf "$work/cluster"
-seconds=${CRASH_AFTER:-6}
+seconds=${CRASH_AFTER:-3}
 
 as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
