@@ -188,15 +188,14 @@ unsafe extern "C-unwind" fn build_callback(
     // SAFETY: the context is ours and alive for the whole build; the value copied out of the
     // datum is a Rust allocation, so resetting the context frees only what Postgres allocated.
     let inserted = unsafe {
-        let inserted = PgMemoryContexts::For(tmp_ctx).switch_to(|_| {
-            match state.support.index_value(datum) {
+        let inserted =
+            PgMemoryContexts::For(tmp_ctx).switch_to(|_| match state.support.index_value(datum) {
                 Some(value) => {
                     state.insert(value, tid);
                     true
                 }
                 None => false,
-            }
-        });
+            });
         pg_sys::MemoryContextReset(tmp_ctx);
         inserted
     };

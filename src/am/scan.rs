@@ -30,7 +30,9 @@ use crate::storage::{Fork, ItemPointer, Relation};
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::OnceLock;
-use vector_hnsw::{AllocSetLayout, ContextEvent, Scan, ScanMemoryConfig, ScanParams};
+use vector_hnsw::{
+    AllocSetLayout, ContextEvent, IterativeScan, Scan, ScanMemoryConfig, ScanParams,
+};
 
 /// Everything one index scan keeps between calls.
 struct ScanState {
@@ -274,14 +276,20 @@ pub unsafe extern "C-unwind" fn get_tuple(
     };
     if state.search.is_none() {
         // SAFETY: scan is a live descriptor of an open index.
-        let (query, query_events) = unsafe { start_scan(scan, &state.graph) };
-        let memory = ScanMemoryConfig {
+        let query = unsafe { start_scan(scan, &state.graph) };
+        // Only iterative scans look at their memory.
+        let memory = (params.mode != IterativeScan::Off).then(|| ScanMemoryConfig {
             layout: alloc_set_layout(),
             m: state.graph.m(),
             visited_key,
-            query: query_events,
-        };
-        state.search = Some(Scan::new(query, params).with_memory(memory));
+            // SAFETY: as above.
+            query: unsafe { normalization_events(scan, &state.graph, &query) },
+        });
+        let search = Scan::new(query, params);
+        state.search = Some(match memory {
+            Some(config) => search.with_memory(config),
+            None => search,
+        });
     }
     let search = state.search.as_mut().expect("started above");
     search.set_params(params);
@@ -300,17 +308,6 @@ pub unsafe extern "C-unwind" fn get_tuple(
             None => return false,
         }
     };
-    if std::path::Path::new("/tmp/am-mem/trace").exists() {
-        let v = std::ffi::CString::new(format!("{}", search.memory_allocated())).unwrap();
-        unsafe {
-            pg_sys::SetConfigOption(
-                c"hnsw_trace.mem".as_ptr(),
-                v.as_ptr(),
-                pg_sys::GucContext::PGC_USERSET,
-                pg_sys::GucSource::PGC_S_SESSION,
-            )
-        };
-    }
     // SAFETY: scan is live; these fields are the AM's outputs.
     unsafe {
         let s = &mut *scan;
@@ -329,16 +326,12 @@ fn tid_data(tid: ItemPointer) -> pg_sys::ItemPointerData {
     data
 }
 
-/// The checks and statistics of a scan's first call; returns the query value and the
-/// allocations pgvector makes for it in its scan context.
+/// The checks and statistics of a scan's first call; returns the query value.
 ///
 /// # Safety
 ///
 /// `scan` is a live scan descriptor of the graph's index.
-unsafe fn start_scan(
-    scan: pg_sys::IndexScanDesc,
-    graph: &PageGraph,
-) -> (Value, Vec<ContextEvent>) {
+unsafe fn start_scan(scan: pg_sys::IndexScanDesc, graph: &PageGraph) -> Value {
     // SAFETY: per the contract.
     let s = unsafe { &mut *scan };
     count_index_scan(s);
@@ -356,16 +349,29 @@ unsafe fn start_scan(
     let key = unsafe { &*s.orderByData };
     let is_null = key.sk_flags & pg_sys::SK_ISNULL as c_int != 0;
     // SAFETY: a non-NULL ORDER BY argument of an hnsw operator is a value of the column's type.
-    let query = unsafe { graph.support().scan_value(key.sk_argument, is_null) };
-    let events = match query.bytes() {
+    unsafe { graph.support().scan_value(key.sk_argument, is_null) }
+}
+
+/// The allocations pgvector makes in its scan context to normalize the query (cosine
+/// operator classes): the ORDER BY argument's size, and `query`, the normalized value.
+///
+/// # Safety
+///
+/// `scan` is a live scan descriptor of the graph's index, past [`start_scan`].
+unsafe fn normalization_events(
+    scan: pg_sys::IndexScanDesc,
+    graph: &PageGraph,
+    query: &Value,
+) -> Vec<ContextEvent> {
+    match query.bytes() {
         Some(normalized) if graph.support().normalizes() => {
-            // SAFETY: as above.
-            let input = unsafe { Value::from_datum(key.sk_argument) };
+            // SAFETY: start_scan checked orderByData; a non-NULL query (it has bytes) comes from
+            // a non-NULL ORDER BY argument, a value of the column's type.
+            let input = unsafe { Value::from_datum((*(*scan).orderByData).sk_argument) };
             normalize_events(input.bytes().map_or(0, <[u8]>::len), normalized.len())
         }
         _ => Vec::new(),
-    };
-    (query, events)
+    }
 }
 
 /// `pgstat_count_index_scan`, and on Postgres 18 the EXPLAIN ANALYZE "Index Searches" count.

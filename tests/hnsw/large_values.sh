@@ -14,15 +14,6 @@ work=${1:-$(mktemp -d /tmp/hnsw-large-values.XXXXXX)}
 . "$(dirname "$0")/lib.sh"
 rm -rf "$work/cluster"
 
-# add LIB FROM TO: insert rows FROM..TO (each value is distinct and far from the others).
-add() {
-  sql "$1" -c "INSERT INTO big SELECT i, array_fill((i % 17)::real, ARRAY[1900])::vector
-                 || array_fill(i::real / 7, ARRAY[0])::vector
-               FROM generate_series($2, $3) i" 2>/dev/null ||
-  sql "$1" -c "INSERT INTO big SELECT i, (SELECT array_agg(((i * 31 + d * 7) % 101)::real)
-                 FROM generate_series(1, 1900) d)::vector(1900) FROM generate_series($2, $3) i"
-}
-
 # self_found LIB: every row's own value finds it first.
 self_found() {
   local n
@@ -46,11 +37,11 @@ step() { # LIB NAME
 echo "-- our library: build, insert, delete + vacuum, insert"
 start ours
 sql ours -c "CREATE EXTENSION vector" -c "CREATE TABLE big (id int, v vector(1900))"
-sql ours -c "INSERT INTO big SELECT i, (SELECT array_agg(((i * 31 + d * 7) % 101)::real)
+sql ours -c "INSERT INTO big SELECT i, (SELECT array_agg(((i * 31 + d * 7) % 1009)::real)
                FROM generate_series(1, 1900) d)::vector(1900) FROM generate_series(1, 60) i"
 sql ours -c "CREATE INDEX big_idx ON big USING hnsw (v vector_l2_ops) WITH (m = 100, ef_construction = 200)"
 step ours built
-ins() { sql "$1" -c "INSERT INTO big SELECT i, (SELECT array_agg(((i * 31 + d * 7) % 101)::real)
+ins() { sql "$1" -c "INSERT INTO big SELECT i, (SELECT array_agg(((i * 31 + d * 7) % 1009)::real)
                FROM generate_series(1, 1900) d)::vector(1900) FROM generate_series($2, $3) i"; }
 ins ours 61 90
 step ours inserted
