@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite (or the ones named) and ends with one "N passed, N failed" line,
 # counting suites. Servers run as the unprivileged `postgres` user on private sockets.
-#   tests/run-all.sh [unit] [pgrx] [regress-pg18] [regress-pg15] [compat] [lint]
+#   tests/run-all.sh [unit] [pgrx] [regress-pg18] [regress-pg15] [compat] [hnsw] [lint]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -10,7 +10,7 @@ PG15=/usr/lib/postgresql/15
 work=$(mktemp -d /tmp/vector-tests.XXXXXX)
 chmod 755 "$work"
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit pgrx regress-pg18 regress-pg15 compat lint)
+[ ${#suites[@]} -gt 0 ] || suites=(unit pgrx regress-pg18 regress-pg15 compat hnsw lint)
 
 # Runs pg_regress against a fresh server of the given installation.
 regress_on() {
@@ -46,6 +46,11 @@ run_suite() {
   compat)
     cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
       tests/compat/run.sh "$work/compat"
+    ;;
+  hnsw)
+    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+      tests/hnsw/pgvector_index_on_ours.sh "$work/hnsw-read" &&
+      tests/hnsw/write_path_all.sh "$work/hnsw-write"
     ;;
   lint) cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings ;;
   *) echo "unknown suite $1"; return 2 ;;
