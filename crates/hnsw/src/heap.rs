@@ -64,11 +64,6 @@ impl PairingHeap {
         self.len
     }
 
-    /// Number of node slots ever allocated (for memory accounting).
-    pub(crate) fn allocated(&self) -> usize {
-        self.nodes.len()
-    }
-
     /// Positive when `a` belongs nearer the root than `b`, negative when
     /// `b` does, zero on ties (including NaN, like PostgreSQL's comparator).
     fn rank(&self, a: u32, b: u32) -> i32 {

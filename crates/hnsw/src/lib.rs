@@ -8,7 +8,8 @@
 //! * [`mod@search`] — layer search (Algorithm 2), greedy descent, one-shot k-NN.
 //!   Each hop gathers all unvisited neighbor ids first and loads them with a
 //!   single [`storage::GraphStore::load`] call so a page store can prefetch.
-//! * [`scan`] — index scans including `hnsw.iterative_scan`.
+//! * [`scan`] — index scans including `hnsw.iterative_scan`; [`scan_memory`]
+//!   measures their memory the way pgvector does.
 //! * [`select`] — neighbor selection heuristic (Algorithm 4).
 //! * [`mod@insert`] — insertion (Algorithm 1) with back-link maintenance.
 //! * [`repair`] — vacuum: delete elements, repair the graph around them.
@@ -19,6 +20,7 @@ pub mod level;
 pub mod memory;
 pub mod repair;
 pub mod scan;
+pub mod scan_memory;
 pub mod search;
 pub mod select;
 pub mod storage;
@@ -29,6 +31,7 @@ pub use insert::{insert, GraphParams, InsertOutcome};
 pub use memory::InMemoryGraph;
 pub use repair::{vacuum, VacuumReport};
 pub use scan::{IterativeScan, Scan, ScanParams};
+pub use scan_memory::{AllocSetLayout, ContextEvent, ScanMemoryConfig};
 pub use search::{search, SearchStats};
 pub use select::{select_neighbors, Selection};
 pub use storage::{Candidate, EntryPoint, GraphStore, GraphWrite, VacuumStore};

@@ -9,13 +9,19 @@
 //! run out, the scan resumes: it pops up to `ef_search` discarded elements
 //! and runs another layer-0 search from them with `ef_search`, continuing
 //! the same visited set and discarded queue. Once `max_scan_tuples` elements
-//! were seen or the memory estimate exceeds the limit, no new searches run;
+//! were seen or the scan's memory exceeds the limit, no new searches run;
 //! the remaining discarded elements are returned one by one, nearest first.
+//!
+//! The memory compared with the limit is the one pgvector measures: the
+//! blocks of its scan memory context, replayed allocation by allocation by
+//! [`crate::scan_memory`] while an iterative scan runs (a plain scan never
+//! looks at it and pays nothing for it).
 //!
 //! `Strict` additionally never returns an element closer than the previous
 //! one returned (results that would break the order are skipped); `Relaxed`
 //! may return slightly out-of-order results across resumes.
 
+use crate::scan_memory::{Metered, ScanMemory, ScanMemoryConfig};
 use crate::search::{descend, entry_candidate, search_layer, LayerQuery, SearchState, SearchStats};
 use crate::storage::{Candidate, GraphLock, GraphStore};
 
@@ -42,7 +48,7 @@ pub struct ScanParams {
     /// `hnsw.max_scan_tuples`.
     pub max_scan_tuples: u64,
     /// Memory budget in bytes: `work_mem * hnsw.scan_mem_multiplier` (see
-    /// [`memory_limit`]), compared with [`Scan::memory_estimate`].
+    /// [`memory_limit`]), compared with [`Scan::memory_allocated`].
     pub max_memory: usize,
 }
 
@@ -64,12 +70,6 @@ pub fn memory_limit(work_mem_kb: usize, multiplier: f64) -> usize {
     bytes.min((usize::MAX / 2) as f64) as usize
 }
 
-/// Approximate bytes pgvector allocates per loaded element during a scan
-/// (element struct plus search candidate, with allocator overhead).
-const BYTES_PER_CANDIDATE: usize = 208;
-/// Approximate bytes per visited-set entry.
-const BYTES_PER_VISITED: usize = 12;
-
 /// A resumable index scan.
 pub struct Scan<S: GraphStore> {
     query: S::Value,
@@ -79,6 +79,12 @@ pub struct Scan<S: GraphStore> {
     w: Vec<u32>,
     started: bool,
     previous_distance: f64,
+    memory_config: ScanMemoryConfig<S::Id>,
+    /// pgvector's scan memory, tracked when the scan started as an iterative one.
+    memory: Option<ScanMemory>,
+    /// The element returned last is still at the end of pgvector's result list; it is
+    /// released when the next one is asked for.
+    returned: bool,
 }
 
 impl<S: GraphStore> Scan<S> {
@@ -91,7 +97,17 @@ impl<S: GraphStore> Scan<S> {
             w: Vec::new(),
             started: false,
             previous_distance: f64::NEG_INFINITY,
+            memory_config: ScanMemoryConfig::default(),
+            memory: None,
+            returned: false,
         }
+    }
+
+    /// Measures memory for this store and query (see [`ScanMemoryConfig`]); without it, a
+    /// default configuration (`m` 16, ids hashed) is used.
+    pub fn with_memory(mut self, config: ScanMemoryConfig<S::Id>) -> Self {
+        self.memory_config = config;
+        self
     }
 
     /// Replaces the settings for the rest of the scan. pgvector reads its settings each time it
@@ -111,12 +127,10 @@ impl<S: GraphStore> Scan<S> {
         self.state.tuples
     }
 
-    /// Estimated memory held by the scan, compared with `max_memory`.
-    pub fn memory_estimate(&self) -> usize {
-        let discarded = self.state.discarded.as_ref().map_or(0, |d| d.allocated());
-        self.state.arena.len() * BYTES_PER_CANDIDATE
-            + self.state.visited_len() * BYTES_PER_VISITED
-            + discarded * 24
+    /// What pgvector's `MemoryContextMemAllocated` of its scan context would be now, compared
+    /// with `max_memory`; 0 unless the scan started as an iterative one.
+    pub fn memory_allocated(&self) -> usize {
+        self.memory.as_ref().map_or(0, ScanMemory::allocated)
     }
 
     /// Number of elements waiting in the discarded queue.
@@ -128,9 +142,16 @@ impl<S: GraphStore> Scan<S> {
     pub fn next(&mut self, store: &mut S) -> Option<Candidate<S::Id, S::Meta>> {
         if !self.started {
             self.started = true;
+            if self.params.mode != IterativeScan::Off {
+                let config = &self.memory_config;
+                self.memory = Some(ScanMemory::new(config.layout, config.m, &config.query));
+            }
             store.lock(GraphLock::ScanShare);
             self.w = self.first_items(store);
             store.unlock(GraphLock::ScanShare);
+        }
+        if std::mem::take(&mut self.returned) {
+            self.release_last();
         }
         loop {
             if self.w.is_empty() && !self.refill(store) {
@@ -139,15 +160,27 @@ impl<S: GraphStore> Scan<S> {
             let index = self.w.pop()?;
             let candidate = self.state.get(index);
             if !candidate.live {
+                self.release_last();
                 continue;
             }
             if self.params.mode == IterativeScan::Strict {
                 if candidate.distance < self.previous_distance {
+                    self.release_last();
                     continue;
                 }
                 self.previous_distance = candidate.distance;
             }
-            return Some(candidate.clone());
+            self.returned = true;
+            return Some(self.state.get(index).clone());
+        }
+    }
+
+    /// pgvector is done with the last element of its result list (all its heap TIDs were
+    /// handed out or skipped): the list drops it, and iterative scans free it.
+    fn release_last(&mut self) {
+        let free_element = self.params.mode != IterativeScan::Off;
+        if let Some(memory) = self.memory.as_mut() {
+            memory.release_last(free_element);
         }
     }
 
@@ -155,25 +188,37 @@ impl<S: GraphStore> Scan<S> {
         let Some(entry) = store.entry_point() else {
             return Vec::new();
         };
+        if let Some(memory) = self.memory.as_mut() {
+            memory.entry_point();
+        }
         let start = entry_candidate(store, &mut self.state, &self.query, entry);
+        if let Some(memory) = self.memory.as_mut() {
+            memory.entry_loaded();
+        }
         let top = self.state.get(start).level;
-        let entries = descend(
-            store,
-            &mut self.state,
-            &self.query,
-            vec![start],
-            (top, 0),
-            false,
-        );
-        let discard = self.params.mode != IterativeScan::Off;
+        let key = self.memory_config.visited_key;
+        let layers = (top, 0);
+        let (state, query) = (&mut self.state, &self.query);
+        let entries = match self.memory.as_mut() {
+            Some(memory) => {
+                let mut metered = Metered { store, memory, key };
+                descend(&mut metered, state, query, vec![start], layers, false)
+            }
+            None => descend(store, state, query, vec![start], layers, false),
+        };
+        if let Some(memory) = self.memory.as_mut() {
+            let keys = entries.iter().map(|&i| key(&self.state.get(i).id));
+            memory.start_first_ground(self.params.ef_search, keys);
+        }
         let q = LayerQuery {
             query: &self.query,
             ef: self.params.ef_search,
             layer: 0,
             count_live_only: false,
-            discard,
+            discard: self.params.mode != IterativeScan::Off,
         };
-        search_layer(store, &mut self.state, &q, &entries, true)
+        let memory = self.memory.as_mut().map(|m| (m, key));
+        layer_zero(store, &mut self.state, memory, &q, &entries, true)
     }
 
     /// Refills `w` once it is empty. Returns false when the scan is over.
@@ -186,12 +231,15 @@ impl<S: GraphStore> Scan<S> {
             return false;
         }
         let exhausted = self.state.tuples >= self.params.max_scan_tuples
-            || self.memory_estimate() > self.params.max_memory;
+            || self.memory_allocated() > self.params.max_memory;
         if exhausted {
             let discarded = self.state.discarded.as_mut().expect("checked above");
             match discarded.pop() {
                 Some((index, _)) => self.w.push(index),
                 None => return false,
+            }
+            if let Some(memory) = self.memory.as_mut() {
+                memory.hand_out_discarded();
             }
         } else {
             store.lock(GraphLock::ScanShare);
@@ -213,6 +261,9 @@ impl<S: GraphStore> Scan<S> {
         if entries.is_empty() {
             return Vec::new();
         }
+        if let Some(memory) = self.memory.as_mut() {
+            memory.start_resume(entries.len());
+        }
         let q = LayerQuery {
             query: &self.query,
             ef: self.params.ef_search,
@@ -220,6 +271,121 @@ impl<S: GraphStore> Scan<S> {
             count_live_only: false,
             discard: true,
         };
-        search_layer(store, &mut self.state, &q, &entries, false)
+        let memory = self
+            .memory
+            .as_mut()
+            .map(|m| (m, self.memory_config.visited_key));
+        layer_zero(store, &mut self.state, memory, &q, &entries, false)
+    }
+}
+
+/// The memory model with the visited-key function of the store's ids.
+type Meter<'a, Id> = (&'a mut ScanMemory, fn(&Id) -> u64);
+
+/// Runs a layer-0 search, through the memory model when there is one, and returns W furthest
+/// first.
+fn layer_zero<S: GraphStore>(
+    store: &mut S,
+    state: &mut SearchState<S::Id, S::Meta>,
+    memory: Option<Meter<'_, S::Id>>,
+    q: &LayerQuery<'_, S::Value>,
+    entries: &[u32],
+    fresh_visited: bool,
+) -> Vec<u32> {
+    let Some((memory, key)) = memory else {
+        return search_layer(store, state, q, entries, fresh_visited);
+    };
+    let mut metered = Metered {
+        store,
+        memory: &mut *memory,
+        key,
+    };
+    let w = search_layer(&mut metered, state, q, entries, fresh_visited);
+    memory.results(w.len());
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::insert::GraphParams;
+    use crate::level::SplitMix64;
+    use crate::memory::{l2_squared, InMemoryGraph};
+
+    fn graph() -> (InMemoryGraph, Vec<f32>) {
+        let mut rng = SplitMix64::new(3);
+        let mut point = || (0..8).map(|_| rng.next_f64() as f32).collect::<Vec<f32>>();
+        let vectors: Vec<Vec<f32>> = (0..3000).map(|_| point()).collect();
+        let query = point();
+        let params = GraphParams {
+            m: 8,
+            ef_construction: 32,
+        };
+        let mut levels = SplitMix64::new(4);
+        let graph =
+            InMemoryGraph::build(&vectors, &params, l2_squared, &mut || levels.next_f64()).0;
+        (graph, query)
+    }
+
+    fn config() -> ScanMemoryConfig<u32> {
+        ScanMemoryConfig {
+            m: 8,
+            ..ScanMemoryConfig::default()
+        }
+    }
+
+    #[test]
+    fn only_iterative_scans_track_memory() {
+        let (mut graph, query) = graph();
+        let mut scan = Scan::new(query.clone(), ScanParams::default()).with_memory(config());
+        while scan.next(&mut graph).is_some() {}
+        assert_eq!(scan.memory_allocated(), 0);
+        let params = ScanParams {
+            mode: IterativeScan::Relaxed,
+            ..ScanParams::default()
+        };
+        let mut scan = Scan::new(query, params).with_memory(config());
+        scan.next(&mut graph);
+        // The keeper block plus a block for the layer-0 visited table (40 * 2 * 8 ids: 1024
+        // buckets of 8 bytes).
+        assert!(
+            scan.memory_allocated() > 8192 + 8192,
+            "{}",
+            scan.memory_allocated()
+        );
+    }
+
+    #[test]
+    fn resumes_stop_once_memory_exceeds_the_limit() {
+        let (mut graph, query) = graph();
+        for mode in [IterativeScan::Relaxed, IterativeScan::Strict] {
+            let limit = memory_limit(64, 1.0);
+            let params = ScanParams {
+                ef_search: 10,
+                mode,
+                max_scan_tuples: u64::MAX,
+                max_memory: limit,
+            };
+            let mut scan = Scan::new(query.clone(), params).with_memory(config());
+            let mut tuples_when_over = None;
+            let mut returned = 0;
+            while scan.next(&mut graph).is_some() {
+                returned += 1;
+                match tuples_when_over {
+                    // No search runs once the limit was seen exceeded.
+                    Some(tuples) => assert_eq!(scan.tuples(), tuples, "{mode:?}"),
+                    None if scan.memory_allocated() > limit => {
+                        tuples_when_over = Some(scan.tuples());
+                    }
+                    None => {}
+                }
+            }
+            let tuples = tuples_when_over.expect("the limit is reached");
+            assert!(tuples < 3000, "{mode:?}: {tuples}");
+            if mode == IterativeScan::Relaxed {
+                // Everything seen is handed out in the end.
+                assert_eq!(returned, scan.tuples(), "{mode:?}");
+            }
+        }
     }
 }

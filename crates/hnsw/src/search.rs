@@ -100,10 +100,6 @@ impl<Id: Copy + Eq + std::hash::Hash, Meta: Clone> SearchState<Id, Meta> {
         &self.arena[index as usize]
     }
 
-    pub(crate) fn visited_len(&self) -> usize {
-        self.visited.len()
-    }
-
     fn counts(&self, query_counts_live_only: bool, index: u32) -> bool {
         !query_counts_live_only || self.arena[index as usize].live
     }
