@@ -18,7 +18,13 @@ use half::f16;
 use pgrx::{ereport, PgSqlErrorCode};
 
 use crate::fmgr;
+use crate::types::checks;
 use crate::types::layout::{HalfvecRef, HALFVEC_MAX_DIM};
+
+use checks::{check_expected_dim, float_overflow, float_underflow};
+
+/// The name pgvector's messages give the type.
+const TYPE_NAME: &str = "halfvec";
 
 /// Rejects two halfvecs of different lengths (binary operators and distances).
 fn check_same_dims(a: HalfvecRef, b: HalfvecRef) {
@@ -31,51 +37,14 @@ fn check_same_dims(a: HalfvecRef, b: HalfvecRef) {
     }
 }
 
-/// Rejects a dimension count that a typmod of `typmod` does not allow (`-1` allows any).
-fn check_expected_dim(typmod: i32, dim: i32) {
-    if typmod != -1 && typmod != dim {
-        ereport!(
-            ERROR,
-            PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-            format!("expected {typmod} dimensions, not {dim}")
-        );
-    }
-}
-
 /// Rejects a dimension count outside 1..=HALFVEC_MAX_DIM.
 fn check_dim(dim: i32) {
-    if dim < 1 {
-        ereport!(
-            ERROR,
-            PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-            "halfvec must have at least 1 dimension"
-        );
-    }
-    if dim > HALFVEC_MAX_DIM as i32 {
-        ereport!(
-            ERROR,
-            PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-            format!("halfvec cannot have more than {HALFVEC_MAX_DIM} dimensions")
-        );
-    }
+    checks::check_dim(TYPE_NAME, HALFVEC_MAX_DIM, dim);
 }
 
-/// Rejects a NaN or infinite element.
+/// Rejects a NaN or infinite element (widening keeps both kinds as they are).
 fn check_element(value: f16) {
-    if value.is_nan() {
-        ereport!(
-            ERROR,
-            PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-            "NaN not allowed in halfvec"
-        );
-    }
-    if value.is_infinite() {
-        ereport!(
-            ERROR,
-            PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-            "infinite value not allowed in halfvec"
-        );
-    }
+    checks::check_finite(TYPE_NAME, value.to_f32());
 }
 
 /// Rounds a float4 to the nearest half; finite values beyond the half range become infinite.
@@ -91,28 +60,7 @@ fn to_half_in_range(value: f32) -> f16 {
     if h.is_infinite() && !value.is_infinite() {
         let mut text = String::new();
         fmgr::push_float4_shortest(&mut text, value);
-        ereport!(
-            ERROR,
-            PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-            format!("\"{text}\" is out of range for type halfvec")
-        );
+        checks::out_of_range(TYPE_NAME, &text);
     }
     h
-}
-
-/// Raises Postgres's "value out of range: overflow" error.
-// Some server versions declare the C function noreturn, others do not.
-#[allow(unreachable_code)]
-fn overflow_error() -> ! {
-    // SAFETY: float_overflow_error only raises an ERROR; pgrx turns it into an unwinding panic.
-    unsafe { pgrx::pg_sys::float_overflow_error() };
-    unreachable!("float_overflow_error returned")
-}
-
-/// Raises Postgres's "value out of range: underflow" error.
-#[allow(unreachable_code)]
-fn underflow_error() -> ! {
-    // SAFETY: as for float_overflow_error.
-    unsafe { pgrx::pg_sys::float_underflow_error() };
-    unreachable!("float_underflow_error returned")
 }

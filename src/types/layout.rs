@@ -8,38 +8,50 @@
 use crate::fmgr;
 use half::f16;
 use pgrx::pg_sys;
+use std::marker::PhantomData;
 
 pub const VECTOR_MAX_DIM: usize = 16000;
 pub const HALFVEC_MAX_DIM: usize = 16000;
 pub const SPARSEVEC_MAX_DIM: usize = 1_000_000_000;
 pub const SPARSEVEC_MAX_NNZ: usize = 16000;
 
-const VECTOR_HEADER: usize = 8;
+/// The header of a vector or halfvec: vl_len_, dim, unused.
+const DENSE_HEADER: usize = 8;
 const SPARSEVEC_HEADER: usize = 16;
 
-/// Reads the int16 `dim` at offset 4 of a detoasted vector or halfvec.
+/// The element types of the dense layouts: float4 for `vector`, half for `halfvec`.
 ///
 /// # Safety
-/// `ptr` must point to a detoasted varlena of at least 8 bytes.
-unsafe fn dim16(ptr: *const pg_sys::varlena) -> usize {
-    // SAFETY: the caller guarantees 8 readable bytes; the 4-byte header keeps offset 4 aligned.
-    unsafe { ptr.cast::<u8>().add(4).cast::<i16>().read() as usize }
-}
+/// An implementor must be plain data for which every bit pattern, all zeros included, is a
+/// valid value, with an alignment of at most 4 (the header keeps the elements 8-aligned
+/// within a block that palloc aligns to MAXALIGN).
+pub unsafe trait DenseElement: Copy {}
 
-/// A detoasted `vector` datum.
+// SAFETY: float4 is plain 4-byte data; every bit pattern is some float.
+unsafe impl DenseElement for f32 {}
+// SAFETY: half is plain 2-byte data; every bit pattern is some half.
+unsafe impl DenseElement for f16 {}
+
+/// A detoasted `vector` (`T = f32`) or `halfvec` (`T = f16`) datum: the two share one layout
+/// and differ only in the element type.
 #[derive(Clone, Copy)]
-pub struct VectorRef<'a> {
-    pub x: &'a [f32],
+pub struct DenseRef<'a, T> {
+    pub x: &'a [T],
 }
 
-impl<'a> VectorRef<'a> {
+pub type VectorRef<'a> = DenseRef<'a, f32>;
+pub type HalfvecRef<'a> = DenseRef<'a, f16>;
+
+impl<'a, T: DenseElement> DenseRef<'a, T> {
     /// # Safety
-    /// `ptr` must be a detoasted `vector` with a 4-byte header that outlives `'a`.
+    /// `ptr` must be a detoasted `vector` (for `f32`) or `halfvec` (for `f16`) with a 4-byte
+    /// header that outlives `'a`.
     pub unsafe fn from_varlena(ptr: *const pg_sys::varlena) -> Self {
-        // SAFETY: a vector holds `dim` float4s after its 8-byte header (layout above).
+        // SAFETY: the caller guarantees the layout above: an int16 `dim` at offset 4 (aligned
+        // after the 4-byte header) and `dim` elements after the 8-byte header.
         unsafe {
-            let dim = dim16(ptr);
-            let x = std::slice::from_raw_parts(ptr.cast::<u8>().add(VECTOR_HEADER).cast(), dim);
+            let dim = ptr.cast::<u8>().add(4).cast::<i16>().read() as usize;
+            let x = std::slice::from_raw_parts(ptr.cast::<u8>().add(DENSE_HEADER).cast(), dim);
             Self { x }
         }
     }
@@ -49,84 +61,34 @@ impl<'a> VectorRef<'a> {
     }
 }
 
-/// A `vector` being built in a palloc'd varlena; `into_datum` hands it to Postgres.
-pub struct VectorMut {
+/// A `vector` or `halfvec` being built in a palloc'd varlena; `into_datum` hands it to
+/// Postgres.
+pub struct DenseMut<T> {
     ptr: *mut pg_sys::varlena,
     dim: usize,
+    elements: PhantomData<T>,
 }
 
-impl VectorMut {
-    /// A zeroed vector of `dim` dimensions (the caller checks `dim` against the limits).
-    pub fn new(dim: usize) -> Self {
-        let ptr = fmgr::palloc_varlena(VECTOR_HEADER + 4 * dim);
-        // SAFETY: the block is VECTOR_HEADER + 4*dim bytes; dim fits int16 by the caller's check.
-        unsafe { ptr.cast::<u8>().add(4).cast::<i16>().write(dim as i16) };
-        Self { ptr, dim }
-    }
+pub type VectorMut = DenseMut<f32>;
+pub type HalfvecMut = DenseMut<f16>;
 
-    pub fn x(&mut self) -> &mut [f32] {
-        // SAFETY: the block holds `dim` float4s after the header and is exclusively ours.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                self.ptr.cast::<u8>().add(VECTOR_HEADER).cast(),
-                self.dim,
-            )
+impl<T: DenseElement> DenseMut<T> {
+    /// A zeroed value of `dim` dimensions (the caller checks `dim` against the limits).
+    pub fn new(dim: usize) -> Self {
+        let ptr = fmgr::palloc_varlena(DENSE_HEADER + size_of::<T>() * dim);
+        // SAFETY: the block is DENSE_HEADER + dim elements; dim fits int16 by the caller's check.
+        unsafe { ptr.cast::<u8>().add(4).cast::<i16>().write(dim as i16) };
+        Self {
+            ptr,
+            dim,
+            elements: PhantomData,
         }
     }
 
-    pub fn into_datum(self) -> pg_sys::Datum {
-        fmgr::pointer_datum(self.ptr)
-    }
-
-    pub fn as_ptr(&self) -> *mut pg_sys::varlena {
-        self.ptr
-    }
-}
-
-/// A detoasted `halfvec` datum.
-#[derive(Clone, Copy)]
-pub struct HalfvecRef<'a> {
-    pub x: &'a [f16],
-}
-
-impl<'a> HalfvecRef<'a> {
-    /// # Safety
-    /// `ptr` must be a detoasted `halfvec` with a 4-byte header that outlives `'a`.
-    pub unsafe fn from_varlena(ptr: *const pg_sys::varlena) -> Self {
-        // SAFETY: a halfvec holds `dim` halves after its 8-byte header (layout above).
+    pub fn x(&mut self) -> &mut [T] {
+        // SAFETY: the block holds `dim` elements after the header and is exclusively ours.
         unsafe {
-            let dim = dim16(ptr);
-            let x = std::slice::from_raw_parts(ptr.cast::<u8>().add(VECTOR_HEADER).cast(), dim);
-            Self { x }
-        }
-    }
-
-    pub fn dim(&self) -> usize {
-        self.x.len()
-    }
-}
-
-/// A `halfvec` being built in a palloc'd varlena.
-pub struct HalfvecMut {
-    ptr: *mut pg_sys::varlena,
-    dim: usize,
-}
-
-impl HalfvecMut {
-    pub fn new(dim: usize) -> Self {
-        let ptr = fmgr::palloc_varlena(VECTOR_HEADER + 2 * dim);
-        // SAFETY: the block is VECTOR_HEADER + 2*dim bytes; dim fits int16 by the caller's check.
-        unsafe { ptr.cast::<u8>().add(4).cast::<i16>().write(dim as i16) };
-        Self { ptr, dim }
-    }
-
-    pub fn x(&mut self) -> &mut [f16] {
-        // SAFETY: the block holds `dim` halves after the header and is exclusively ours.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                self.ptr.cast::<u8>().add(VECTOR_HEADER).cast(),
-                self.dim,
-            )
+            std::slice::from_raw_parts_mut(self.ptr.cast::<u8>().add(DENSE_HEADER).cast(), self.dim)
         }
     }
 

@@ -1,11 +1,11 @@
 //! Elementwise arithmetic, norms, quantization and slicing of `halfvec`.
 
 use half::f16;
-use pgrx::{ereport, PgSqlErrorCode};
 
-use super::{check_dim, check_same_dims, overflow_error, to_half, underflow_error};
+use super::{check_same_dims, float_overflow, float_underflow, to_half, TYPE_NAME};
 use crate::fmgr;
-use crate::types::layout::{HalfvecMut, HalfvecRef};
+use crate::types::dense_slices;
+use crate::types::layout::{HalfvecMut, HalfvecRef, HALFVEC_MAX_DIM};
 
 crate::sql_function! {
     /// `vector_dims(halfvec)`.
@@ -46,7 +46,7 @@ fn elementwise(a: HalfvecRef, b: HalfvecRef, op: impl Fn(f32, f32) -> f32) -> Ha
 /// Raises the overflow error if any element of `result` is infinite.
 fn check_no_overflow(result: &mut HalfvecMut) {
     if result.x().iter().any(|r| r.is_infinite()) {
-        overflow_error();
+        float_overflow();
     }
 }
 
@@ -73,10 +73,10 @@ crate::sql_function! {
         // Per element, in order: overflow first, then a zero product of two non-zero halves.
         for ((r, x), y) in result.x().iter().zip(a.x).zip(b.x) {
             if r.is_infinite() {
-                overflow_error();
+                float_overflow();
             }
             if is_zero(*r) && !(is_zero(*x) || is_zero(*y)) {
-                underflow_error();
+                float_underflow();
             }
         }
         result.into_datum()
@@ -90,12 +90,7 @@ fn is_zero(h: f16) -> bool {
 crate::sql_function! {
     fn halfvec_concat(call) {
         let (a, b) = (call.halfvec(0), call.halfvec(1));
-        check_dim((a.dim() + b.dim()) as i32);
-        let mut result = HalfvecMut::new(a.dim() + b.dim());
-        let (head, tail) = result.x().split_at_mut(a.dim());
-        head.copy_from_slice(a.x);
-        tail.copy_from_slice(b.x);
-        result.into_datum()
+        dense_slices::concat(a, b, TYPE_NAME, HALFVEC_MAX_DIM).into_datum()
     }
 }
 
@@ -122,43 +117,11 @@ crate::sql_function! {
     }
 }
 
-fn no_dimensions_error() -> ! {
-    ereport!(
-        ERROR,
-        PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-        "halfvec must have at least 1 dimension"
-    );
-}
-
 crate::sql_function! {
     /// `subvector(halfvec, start, count)`: `count` elements from 1-based `start`, clipped to the
     /// vector like `substring`.
     fn halfvec_subvector(call) {
-        let v = call.halfvec(0);
-        let mut start = call.i32(1);
-        let count = call.i32(2);
-        let dim = v.dim() as i32;
-        if count < 1 {
-            no_dimensions_error();
-        }
-        // start + count > dim, written so that it cannot overflow (dim and count are positive).
-        let end = if start > dim - count {
-            dim + 1
-        } else {
-            start + count
-        };
-        if start < 1 {
-            start = 1;
-        } else if start > dim {
-            no_dimensions_error();
-        }
-        let len = end - start;
-        check_dim(len);
-        let first = (start - 1) as usize;
-        let mut result = HalfvecMut::new(len as usize);
-        result
-            .x()
-            .copy_from_slice(&v.x[first..first + len as usize]);
-        result.into_datum()
+        let (v, start, count) = (call.halfvec(0), call.i32(1), call.i32(2));
+        dense_slices::subvector(v, start, count, TYPE_NAME, HALFVEC_MAX_DIM).into_datum()
     }
 }

@@ -2,7 +2,7 @@
 //! values[nnz], all in network byte order.
 
 use super::{check_dim, check_element, check_expected_dim, check_index, check_nnz, raise};
-use crate::fmgr;
+use crate::types::binary_io::bytea_datum;
 use crate::types::layout::SparsevecMut;
 use pgrx::pg_sys;
 use pgrx::PgSqlErrorCode::ERRCODE_DATA_EXCEPTION;
@@ -77,15 +77,6 @@ crate::sql_function! {
             payload.extend_from_slice(&value.to_bits().to_be_bytes());
         }
 
-        let bytea = fmgr::palloc_varlena(4 + payload.len());
-        // SAFETY: the bytea block has room for `payload` after its 4-byte header.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                payload.as_ptr(),
-                bytea.cast::<u8>().add(4),
-                payload.len(),
-            );
-        }
-        fmgr::pointer_datum(bytea)
+        bytea_datum(&payload)
     }
 }

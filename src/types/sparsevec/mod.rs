@@ -7,7 +7,10 @@ mod compare;
 mod distance;
 mod text;
 
+use crate::types::checks;
 use crate::types::layout::{SPARSEVEC_MAX_DIM, SPARSEVEC_MAX_NNZ};
+
+use checks::check_expected_dim;
 use pgrx::PgSqlErrorCode::{ERRCODE_DATA_EXCEPTION, ERRCODE_PROGRAM_LIMIT_EXCEEDED};
 
 /// Raises an ERROR with `code` and `message`; never returns.
@@ -15,30 +18,12 @@ pub(crate) fn raise(code: pgrx::PgSqlErrorCode, message: String) -> ! {
     pgrx::ereport!(ERROR, code, message);
 }
 
+/// The name pgvector's messages give the type.
+const TYPE_NAME: &str = "sparsevec";
+
 /// The dimension count must be between 1 and the sparsevec maximum.
 fn check_dim(dim: i64) {
-    if dim < 1 {
-        raise(
-            ERRCODE_DATA_EXCEPTION,
-            "sparsevec must have at least 1 dimension".into(),
-        );
-    }
-    if dim > SPARSEVEC_MAX_DIM as i64 {
-        raise(
-            ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-            format!("sparsevec cannot have more than {SPARSEVEC_MAX_DIM} dimensions"),
-        );
-    }
-}
-
-/// A column's type modifier (-1 when absent) fixes the dimension count.
-fn check_expected_dim(typmod: i32, dim: i64) {
-    if typmod != -1 && typmod as i64 != dim {
-        raise(
-            ERRCODE_DATA_EXCEPTION,
-            format!("expected {typmod} dimensions, not {dim}"),
-        );
-    }
+    checks::check_dim(TYPE_NAME, SPARSEVEC_MAX_DIM, dim);
 }
 
 /// The number of stored elements must be within the limits and no more than `dim`.
@@ -89,16 +74,5 @@ fn check_index(index: i32, previous: Option<i32>, dim: i32) {
 
 /// Stored values must be finite.
 fn check_element(value: f32) {
-    if value.is_nan() {
-        raise(
-            ERRCODE_DATA_EXCEPTION,
-            "NaN not allowed in sparsevec".into(),
-        );
-    }
-    if value.is_infinite() {
-        raise(
-            ERRCODE_DATA_EXCEPTION,
-            "infinite value not allowed in sparsevec".into(),
-        );
-    }
+    checks::check_finite(TYPE_NAME, value);
 }

@@ -1,30 +1,14 @@
 //! Text input and output (`{1:1.5,3:2}/5`: 1-based indices in text, 0-based in storage) and
 //! the type modifier.
 
-use super::{check_dim, check_element, check_expected_dim, check_index, raise};
+use super::{check_dim, check_element, check_expected_dim, check_index, raise, TYPE_NAME};
 use crate::fmgr;
+use crate::types::checks::out_of_range;
 use crate::types::layout::{SparsevecMut, SPARSEVEC_MAX_DIM, SPARSEVEC_MAX_NNZ};
-use pgrx::pg_sys;
-use pgrx::PgSqlErrorCode::{
-    ERRCODE_INVALID_PARAMETER_VALUE, ERRCODE_INVALID_TEXT_REPRESENTATION,
-    ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-};
+use crate::types::text_input::{invalid_syntax, skip_spaces, strtof_at};
+use crate::types::typmod::dims_typmod_in;
+use pgrx::PgSqlErrorCode::{ERRCODE_INVALID_TEXT_REPRESENTATION, ERRCODE_PROGRAM_LIMIT_EXCEEDED};
 use std::ffi::{c_char, CStr};
-
-/// Whitespace as the Postgres scanner sees it (`scanner_isspace`).
-fn is_space(ch: u8) -> bool {
-    matches!(ch, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
-}
-
-/// Where errno lives for this thread: the float parser reports range errors through it.
-fn errno_location() -> *mut i32 {
-    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
-    // SAFETY: libc's per-thread errno accessor, always valid.
-    return unsafe { libc::__error() };
-    #[cfg(not(any(target_os = "macos", target_os = "ios", target_os = "freebsd")))]
-    // SAFETY: libc's per-thread errno accessor, always valid.
-    return unsafe { libc::__errno_location() };
-}
 
 /// A cursor over the NUL-terminated input. Numbers are read with the C library's `strtol` and
 /// `strtof` (Postgres runs with LC_NUMERIC=C), so the accepted spellings (signs, exponents,
@@ -50,9 +34,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn skip_spaces(&mut self) {
-        while is_space(self.peek()) {
-            self.pos += 1;
-        }
+        self.pos = skip_spaces(self.bytes, self.pos);
     }
 
     fn here(&self) -> *const c_char {
@@ -73,18 +55,11 @@ impl<'a> Cursor<'a> {
     /// error, and the text it consumed; `None` if nothing was parsed.
     fn float(&mut self) -> Option<(f32, bool, &'a [u8])> {
         let start = self.pos;
-        let mut end: *mut c_char = std::ptr::null_mut();
-        let errno = errno_location();
-        // SAFETY: errno is this thread's; `here()` points into a NUL-terminated string and
-        // strtof stops at or before the NUL, storing where in `end`.
-        let (value, range_error) = unsafe {
-            *errno = 0;
-            let value = libc::strtof(self.here(), &mut end);
-            (value, *errno == libc::ERANGE)
-        };
-        if !self.advance_to(end) {
+        let (value, len, range_error) = strtof_at(self.bytes, start);
+        if len == 0 {
             return None;
         }
+        self.pos += len;
         Some((value, range_error, &self.bytes[start..self.pos]))
     }
 
@@ -98,25 +73,11 @@ impl<'a> Cursor<'a> {
     }
 
     fn invalid(&self) -> ! {
-        raise(
-            ERRCODE_INVALID_TEXT_REPRESENTATION,
-            format!(
-                "invalid input syntax for type sparsevec: \"{}\"",
-                self.text()
-            ),
-        )
+        invalid_syntax(TYPE_NAME, self.lit, None)
     }
 
     fn invalid_with(&self, detail: &str) -> ! {
-        pgrx::ereport!(
-            ERROR,
-            ERRCODE_INVALID_TEXT_REPRESENTATION,
-            format!(
-                "invalid input syntax for type sparsevec: \"{}\"",
-                self.text()
-            ),
-            detail
-        );
+        invalid_syntax(TYPE_NAME, self.lit, Some(detail))
     }
 
     fn text(&self) -> String {
@@ -175,13 +136,7 @@ fn parse(lit: &CStr, typmod: i32) -> (i32, Vec<(i32, f32)>) {
                 cur.invalid()
             };
             if range_error && (value == 0.0 || value.is_infinite()) {
-                raise(
-                    ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-                    format!(
-                        "\"{}\" is out of range for type sparsevec",
-                        String::from_utf8_lossy(spelled)
-                    ),
-                );
+                out_of_range(TYPE_NAME, &String::from_utf8_lossy(spelled));
             }
             check_element(value);
             // Zeros are not stored.
@@ -264,34 +219,6 @@ crate::sql_function! {
 
 crate::sql_function! {
     fn sparsevec_typmod_in(call) {
-        let array = call.varlena(0).cast::<pg_sys::ArrayType>();
-        let mut n = 0;
-        // SAFETY: the argument is a detoasted cstring[]; the server parses it into a palloc'd
-        // int4 array of `n` entries (or raises an ERROR for malformed modifiers).
-        let typmods: &[i32] = unsafe {
-            let ptr = pg_sys::ArrayGetIntegerTypmods(array, &mut n);
-            if ptr.is_null() || n <= 0 {
-                &[]
-            } else {
-                std::slice::from_raw_parts(ptr, n as usize)
-            }
-        };
-        if typmods.len() != 1 {
-            raise(ERRCODE_INVALID_PARAMETER_VALUE, "invalid type modifier".into());
-        }
-        let dims = typmods[0];
-        if dims < 1 {
-            raise(
-                ERRCODE_INVALID_PARAMETER_VALUE,
-                "dimensions for type sparsevec must be at least 1".into(),
-            );
-        }
-        if dims as i64 > SPARSEVEC_MAX_DIM as i64 {
-            raise(
-                ERRCODE_INVALID_PARAMETER_VALUE,
-                format!("dimensions for type sparsevec cannot exceed {SPARSEVEC_MAX_DIM}"),
-            );
-        }
-        fmgr::int32_datum(dims)
+        dims_typmod_in(&call, TYPE_NAME, SPARSEVEC_MAX_DIM)
     }
 }

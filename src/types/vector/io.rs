@@ -5,140 +5,31 @@
 //! the same as there, and rounding is single-step). Output prints each element in the
 //! shortest form that reads back exactly, like `float4out`.
 
-use super::{check_dim, check_element, check_expected_dim};
+use super::{check_dim, check_element, check_expected_dim, TYPE_NAME};
 use crate::fmgr;
-use crate::types::layout::{VectorMut, VectorRef, VECTOR_MAX_DIM};
-use pgrx::{ereport, pg_sys, PgSqlErrorCode};
-use std::ffi::{c_char, c_int, CStr};
-
-/// The whitespace pgvector skips between tokens (the SQL scanner's set).
-fn is_vector_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
-}
-
-/// The position of the first non-space byte at or after `pos` (the NUL stops it).
-fn skip_spaces(bytes: &[u8], mut pos: usize) -> usize {
-    while is_vector_space(bytes[pos]) {
-        pos += 1;
-    }
-    pos
-}
-
-fn errno_location() -> *mut c_int {
-    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
-    // SAFETY: __error only returns the calling thread's errno address.
-    unsafe {
-        libc::__error()
-    }
-    #[cfg(not(any(target_os = "macos", target_os = "ios", target_os = "freebsd")))]
-    // SAFETY: __errno_location only returns the calling thread's errno address.
-    unsafe {
-        libc::__errno_location()
-    }
-}
-
-/// One `strtof` call at `bytes[pos]`: the value, how many bytes it consumed, and whether it
-/// reported a range error.
-fn strtof_at(bytes: &[u8], pos: usize) -> (f32, usize, bool) {
-    debug_assert_eq!(bytes.last(), Some(&0));
-    let start = bytes[pos..].as_ptr().cast::<c_char>();
-    let mut end = start.cast_mut();
-    // SAFETY: `bytes` ends with a NUL, so strtof reads within it and leaves `end` inside it;
-    // errno is this thread's, and the server runs with LC_NUMERIC=C as pgvector assumes.
-    unsafe {
-        *errno_location() = 0;
-        let value = libc::strtof(start, &mut end);
-        let range_error = *errno_location() == libc::ERANGE;
-        (value, end.offset_from(start) as usize, range_error)
-    }
-}
-
-fn syntax_error(lit: &CStr, detail: Option<&str>) -> ! {
-    let msg = format!(
-        "invalid input syntax for type vector: \"{}\"",
-        String::from_utf8_lossy(lit.to_bytes())
-    );
-    match detail {
-        Some(detail) => {
-            ereport!(
-                ERROR,
-                PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
-                msg,
-                detail
-            );
-        }
-        None => {
-            ereport!(
-                ERROR,
-                PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
-                msg
-            );
-        }
-    }
-}
+use crate::types::binary_io::{recv_dense_header, send_dense};
+use crate::types::checks::out_of_range;
+use crate::types::layout::{VectorMut, VECTOR_MAX_DIM};
+use crate::types::text_input::parse_dense;
+use crate::types::typmod::dims_typmod_in;
+use pgrx::pg_sys;
+use std::ffi::CStr;
 
 /// Parses vector text into its elements, raising pgvector's error for the first problem in
 /// the same order pgvector finds it.
 fn parse_vector_text(lit: &CStr) -> Vec<f32> {
-    let bytes = lit.to_bytes_with_nul();
-    let mut pos = skip_spaces(bytes, 0);
-    if bytes[pos] != b'[' {
-        syntax_error(lit, Some("Vector contents must start with \"[\"."));
-    }
-    pos = skip_spaces(bytes, pos + 1);
-    if bytes[pos] == b']' {
-        ereport!(
-            ERROR,
-            PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-            "vector must have at least 1 dimension"
-        );
-    }
-
-    let mut x = Vec::new();
-    loop {
-        if x.len() == VECTOR_MAX_DIM {
-            ereport!(
-                ERROR,
-                PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                format!("vector cannot have more than {VECTOR_MAX_DIM} dimensions")
-            );
-        }
-        pos = skip_spaces(bytes, pos);
-        if bytes[pos] == 0 {
-            syntax_error(lit, None);
-        }
-        let (value, len, range_error) = strtof_at(bytes, pos);
-        if len == 0 {
-            syntax_error(lit, None);
-        }
-        if range_error && value.is_infinite() {
-            ereport!(
-                ERROR,
-                PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-                format!(
-                    "\"{}\" is out of range for type vector",
-                    String::from_utf8_lossy(&bytes[pos..pos + len])
-                )
-            );
-        }
-        check_element(value);
-        x.push(value);
-
-        pos = skip_spaces(bytes, pos + len);
-        match bytes[pos] {
-            b',' => pos += 1,
-            b']' => {
-                pos += 1;
-                break;
+    parse_dense(
+        lit,
+        TYPE_NAME,
+        VECTOR_MAX_DIM,
+        |value, range_error, spelled| {
+            if range_error && value.is_infinite() {
+                out_of_range(TYPE_NAME, &String::from_utf8_lossy(spelled));
             }
-            _ => syntax_error(lit, None),
-        }
-    }
-
-    if bytes[skip_spaces(bytes, pos)] != 0 {
-        syntax_error(lit, Some("Junk after closing right brace."));
-    }
-    x
+            check_element(value);
+            value
+        },
+    )
 }
 
 /// Builds a vector from validated elements.
@@ -180,35 +71,7 @@ crate::sql_function! {
 crate::sql_function! {
     /// `vector_typmod_in(cstring[])`: the `n` of `vector(n)`.
     fn vector_typmod_in(call) {
-        let array = call.varlena(0).cast::<pg_sys::ArrayType>();
-        let mut count: c_int = 0;
-        // SAFETY: the argument is a detoasted cstring[]; the server routine validates it and
-        // returns a palloc'd array of `count` int32s.
-        let typmods = unsafe { pg_sys::ArrayGetIntegerTypmods(array, &mut count) };
-        if count != 1 {
-            ereport!(
-                ERROR,
-                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-                "invalid type modifier"
-            );
-        }
-        // SAFETY: count == 1, so one int32 is readable.
-        let dims = unsafe { typmods.read() };
-        if dims < 1 {
-            ereport!(
-                ERROR,
-                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-                "dimensions for type vector must be at least 1"
-            );
-        }
-        if dims > VECTOR_MAX_DIM as i32 {
-            ereport!(
-                ERROR,
-                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-                format!("dimensions for type vector cannot exceed {VECTOR_MAX_DIM}")
-            );
-        }
-        fmgr::int32_datum(dims)
+        dims_typmod_in(&call, TYPE_NAME, VECTOR_MAX_DIM)
     }
 }
 
@@ -234,25 +97,8 @@ crate::sql_function! {
     /// float4s, all in network byte order. Short messages raise the server's own error.
     fn vector_recv(call) {
         let buf = call.internal::<pg_sys::StringInfoData>(0);
-        let typmod = call.i32(2);
-        // SAFETY: `buf` is the StringInfo the server passes to a receive function;
-        // pq_getmsgint raises an ERROR rather than read past its end.
-        let (dim, unused) = unsafe {
-            (
-                pg_sys::pq_getmsgint(buf, 2) as u16 as i16,
-                pg_sys::pq_getmsgint(buf, 2) as u16 as i16,
-            )
-        };
-        check_dim(dim as i32);
-        check_expected_dim(typmod, dim as i32);
-        if unused != 0 {
-            ereport!(
-                ERROR,
-                PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-                format!("expected unused to be 0, not {unused}")
-            );
-        }
-        let mut result = VectorMut::new(dim as usize);
+        let dim = recv_dense_header(&call, TYPE_NAME, VECTOR_MAX_DIM);
+        let mut result = VectorMut::new(dim);
         for slot in result.x() {
             *slot = next_float4(buf);
             check_element(*slot);
@@ -264,27 +110,6 @@ crate::sql_function! {
 crate::sql_function! {
     /// `vector_send(vector)`: the layout `vector_recv` reads, as bytea.
     fn vector_send(call) {
-        let ptr = call.varlena(0);
-        // SAFETY: the argument is a detoasted vector; its int16 `unused` field sits at offset 6
-        // and is sent as stored, like pgvector does.
-        let (v, unused) = unsafe {
-            (VectorRef::from_varlena(ptr), ptr.cast::<u8>().add(6).cast::<i16>().read())
-        };
-        let mut payload = Vec::with_capacity(4 + 4 * v.dim());
-        payload.extend_from_slice(&(v.dim() as i16).to_be_bytes());
-        payload.extend_from_slice(&unused.to_be_bytes());
-        for value in v.x {
-            payload.extend_from_slice(&value.to_bits().to_be_bytes());
-        }
-        let bytea = fmgr::palloc_varlena(4 + payload.len());
-        // SAFETY: the block has room for the 4-byte header plus the payload.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                payload.as_ptr(),
-                bytea.cast::<u8>().add(4),
-                payload.len(),
-            )
-        };
-        fmgr::pointer_datum(bytea)
+        send_dense(&call, |x: f32| x.to_bits().to_be_bytes())
     }
 }

@@ -4,10 +4,11 @@
 //! reproduces pgvector's compiled summation order bit for bit; elementwise operations are
 //! single IEEE operations and need no such care.
 
-use super::{check_dim, check_same_dims, float_overflow, float_underflow};
+use super::{check_same_dims, float_overflow, float_underflow, TYPE_NAME};
 use crate::fmgr::{self, FnCall};
-use crate::types::layout::{VectorMut, VectorRef};
-use pgrx::{ereport, pg_sys, PgSqlErrorCode};
+use crate::types::dense_slices;
+use crate::types::layout::{VectorMut, VectorRef, VECTOR_MAX_DIM};
+use pgrx::pg_sys;
 use std::cmp::Ordering;
 use vector_distance::f32 as distance;
 
@@ -157,13 +158,7 @@ crate::sql_function! {
     /// `vector_concat(vector, vector)` and `||`.
     fn vector_concat(call) {
         let (a, b) = (call.vector(0), call.vector(1));
-        let dim = a.dim() + b.dim();
-        check_dim(dim as i32);
-        let mut result = VectorMut::new(dim);
-        let (head, tail) = result.x().split_at_mut(a.dim());
-        head.copy_from_slice(a.x);
-        tail.copy_from_slice(b.x);
-        result.into_datum()
+        dense_slices::concat(a, b, TYPE_NAME, VECTOR_MAX_DIM).into_datum()
     }
 }
 
@@ -197,39 +192,12 @@ crate::sql_function! {
     }
 }
 
-fn no_dimensions_error() -> ! {
-    ereport!(
-        ERROR,
-        PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-        "vector must have at least 1 dimension"
-    );
-}
-
 crate::sql_function! {
     /// `subvector(vector, start, count)`: `count` elements from 1-based `start`, clipped to
     /// the vector like `substring`.
     fn subvector(call) {
-        let a = call.vector(0);
-        let mut start = call.i32(1);
-        let count = call.i32(2);
-        let dim = a.dim() as i32;
-        if count < 1 {
-            no_dimensions_error();
-        }
-        // Written so that nothing overflows: dim - count cannot, and start + count is only
-        // formed when it stays within dim.
-        let end = if start > dim - count { dim + 1 } else { start + count };
-        if start < 1 {
-            start = 1;
-        } else if start > dim {
-            no_dimensions_error();
-        }
-        let len = end - start;
-        check_dim(len);
-        let first = (start - 1) as usize;
-        let mut result = VectorMut::new(len as usize);
-        result.x().copy_from_slice(&a.x[first..first + len as usize]);
-        result.into_datum()
+        let (v, start, count) = (call.vector(0), call.i32(1), call.i32(2));
+        dense_slices::subvector(v, start, count, TYPE_NAME, VECTOR_MAX_DIM).into_datum()
     }
 }
 
