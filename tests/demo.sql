@@ -32,8 +32,26 @@ SELECT l2_normalize('[3,4]'::vector), vector_norm('[3,4]'), subvector('[1,2,3,4]
        binary_quantize('[1,-2,3]'::vector);
 SELECT '101'::bit(3) <~> '111' AS hamming, '101'::bit(3) <%> '111' AS jaccard;
 
+\echo '== an hnsw index: 5,000 rows of 32 dimensions, searched with ORDER BY ... LIMIT'
+CREATE TEMP TABLE docs (id int PRIMARY KEY, embedding vector(32));
+INSERT INTO docs
+SELECT i, (SELECT array_agg(sin(i * 0.37 + k * 1.3)) FROM generate_series(1, 32) k)::vector
+FROM generate_series(1, 5000) i;
+CREATE INDEX docs_embedding_idx ON docs USING hnsw (embedding vector_l2_ops) WITH (m = 16, ef_construction = 64);
+ANALYZE docs;
+SET hnsw.ef_search = 40;
+EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY embedding <-> (SELECT embedding FROM docs WHERE id = 42) LIMIT 5;
+SELECT id, round((embedding <-> (SELECT embedding FROM docs WHERE id = 42))::numeric, 4) AS distance
+FROM docs ORDER BY embedding <-> (SELECT embedding FROM docs WHERE id = 42) LIMIT 5;
+\echo '== iterative scan: a filter that few rows pass still returns 5 rows'
+SET hnsw.iterative_scan = relaxed_order;
+SELECT count(*) FROM (SELECT id FROM docs WHERE id % 100 = 0
+                      ORDER BY embedding <-> (SELECT embedding FROM docs WHERE id = 42) LIMIT 5) t;
+RESET hnsw.iterative_scan;
+
 \echo '== errors read like pgvector''s'
 \set ON_ERROR_STOP 0
 SELECT '[1,2'::vector;
 SELECT '[1,2]'::vector <-> '[1,2,3]';
+CREATE INDEX ON docs USING hnsw (embedding vector_l2_ops) WITH (m = 16, ef_construction = 16);
 \set ON_ERROR_STOP 1
