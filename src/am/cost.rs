@@ -177,7 +177,10 @@ mod tests {
             + 1280.0 * 0.55 * n.ln() / (16f64.ln() * (1.0 + 40f64.ln())))
             / n;
         // The same formula, evaluated in a different order: equal up to rounding.
-        assert!((r - expected).abs() <= expected * 1e-12, "{r} vs {expected}");
+        assert!(
+            (r - expected).abs() <= expected * 1e-12,
+            "{r} vs {expected}"
+        );
         assert_eq!(
             startup_ratio(&Inputs {
                 tuples: 10.0,
