@@ -39,7 +39,7 @@ enum Phase<'s> {
     /// Still in memory.
     Memory(MemoryGraph<'s>),
     /// Written to pages; further tuples are inserted there.
-    Disk(PageGraphWriter),
+    Disk(Box<PageGraphWriter>),
 }
 
 /// State shared with the heap scan callback.
@@ -224,7 +224,7 @@ impl BuildState<'_> {
                 .report(pgrx::PgLogLevel::NOTICE);
                 write_graph(self.rel, graph, &self.checked);
                 let graph = PageGraph::open(self.rel);
-                self.phase = Phase::Disk(PageGraphWriter::new(graph, WriteMode::Build));
+                self.phase = Phase::Disk(Box::new(PageGraphWriter::new(graph, WriteMode::Build)));
             }
         }
         match &mut self.phase {

@@ -3,9 +3,12 @@
 //!
 //! * Element ids are index TIDs (the element tuple's block and offset).
 //! * The entry point and `m` come from the metapage (block 0).
-//! * [`GraphStore::load`] reads the element tuples of a batch: it first collects the batch's
-//!   distinct blocks (where a prefetch pass will go), then reads each block once under a share
-//!   lock, decodes every element of the batch on it and computes its distance to the query.
+//! * [`GraphStore::load`] reads the element tuples of a batch ([`PageGraph::load_with`], the one
+//!   batch loop, which writers reuse): it first collects the batch's distinct blocks (where a
+//!   prefetch pass will go), then pins a few of them at a time, has the CPU fetch the batch's
+//!   tuples from them (so their cache misses overlap instead of following one another), and
+//!   reads each block once under a share lock, decoding every element of the batch on it with
+//!   its distance to the query.
 //!   Each loaded element keeps ([`ElementMeta`]) its version, the TID of its neighbor tuple and
 //!   the heap TIDs it had at that moment, as pgvector's in-memory element does.
 //! * [`GraphStore::neighbors`] reads the neighbor tuple under a share lock and trusts it only
@@ -22,12 +25,18 @@ use crate::am::format::{
     SCAN_LOCK, UPDATE_LOCK,
 };
 use crate::am::options;
-use crate::am::typeinfo::{Support, TypeInfo, Value};
+use crate::am::typeinfo::{QueryDistance, Support, TypeInfo, Value};
+use crate::storage::io::{BlockReader, IoCounters};
+use crate::storage::pinned::{self, PinnedPage};
 use crate::storage::{
-    BlockNumber, ItemPointer, PageLock, PageLockMode, PageRef, ReadMode, Relation,
+    BlockNumber, ItemPointer, OffsetNumber, PageLock, PageLockMode, PageRef, ReadMode, Relation,
 };
 use vector_hnsw::storage::GraphLock;
 use vector_hnsw::{Candidate, EntryPoint, GraphStore};
+
+/// Bytes of each element tuple of a batch that `load` asks the CPU to fetch before reading:
+/// the whole tuple of values up to 768 `vector` dimensions.
+const PREFETCH_BYTES: usize = 4096;
 
 /// An element id: the TID of its element tuple.
 pub type ElementId = ItemPointer;
@@ -108,11 +117,63 @@ pub struct PageGraph {
     blocks: Vec<BlockNumber>,
     /// Scratch for `load`: the candidates of the batch, by position.
     slots: Vec<Option<Element>>,
+    /// Scratch for `load`: the batch's blocks, pinned (empty between calls).
+    pins: Vec<PinnedPage>,
+    /// Reads the blocks of each batch, overlapping their I/O.
+    reader: BlockReader,
+    /// Layer of the last neighbor list read: the layer the next batch is loaded for.
+    layer: u8,
+    /// `hnsw.prefetch_lookahead` when the walk began.
+    lookahead: usize,
+    /// Neighbor lists captured while loading (look-ahead only).
+    captured: CapturedNeighbors,
+    /// Scratch for look-ahead: blocks to hint.
+    hint_blocks: Vec<BlockNumber>,
+}
+
+/// Layer lists of loaded elements whose neighbor tuple shares their page, copied while the
+/// page was locked anyway, so that look-ahead can name their unvisited neighbors without
+/// reading a page. Only filled while the walk is cold and look-ahead is on.
+#[derive(Default)]
+struct CapturedNeighbors {
+    lists: std::collections::HashMap<ElementId, (u32, u16, u8)>,
+    ids: Vec<ElementId>,
+}
+
+/// Most neighbor ids captured per walk (then look-ahead skips the elements loaded after).
+const MAX_CAPTURED: usize = 1 << 18;
+
+impl CapturedNeighbors {
+    fn clear(&mut self) {
+        self.lists.clear();
+        self.ids.clear();
+    }
+
+    fn add(&mut self, id: ElementId, layer: u8, neighbors: impl Iterator<Item = ElementId>) {
+        if self.ids.len() >= MAX_CAPTURED {
+            return;
+        }
+        let start = self.ids.len();
+        self.ids.extend(neighbors);
+        let len = (self.ids.len() - start) as u16;
+        self.lists.insert(id, (start as u32, len, layer));
+    }
+
+    fn get(&self, id: &ElementId, layer: u8) -> Option<&[ElementId]> {
+        let &(start, len, captured_on) = self.lists.get(id)?;
+        if captured_on != layer {
+            return None;
+        }
+        let start = start as usize;
+        self.ids.get(start..start + usize::from(len))
+    }
 }
 
 impl PageGraph {
     /// An existing index: `m` and the dimensions from its metapage, `ef_construction` from its
     /// options, support functions from its operator class.
+    /// Scans read with `effective_io_concurrency`; writers switch to maintenance reads with
+    /// [`for_writing`](Self::for_writing).
     pub fn open(rel: Relation) -> Self {
         let meta = read_meta(rel);
         let mut graph =
@@ -136,6 +197,40 @@ impl PageGraph {
             locks: Vec::new(),
             blocks: Vec::new(),
             slots: Vec::new(),
+            pins: Vec::new(),
+            reader: BlockReader::new(rel, options::io_settings(false)),
+            layer: 0,
+            lookahead: options::prefetch_lookahead(),
+            captured: CapturedNeighbors::default(),
+            hint_blocks: Vec::new(),
+        }
+    }
+
+    /// Reads as a writer (insert, build, vacuum): `maintenance_io_concurrency`.
+    pub fn for_writing(mut self) -> Self {
+        self.reader = BlockReader::new(self.rel, options::io_settings(true));
+        self
+    }
+
+    /// Takes the current `hnsw.io_method` and `hnsw.prefetch_lookahead` (a scan does at each
+    /// fetch, as settings may change between fetches of a cursor).
+    pub fn refresh_io_settings(&mut self) {
+        self.reader.set_method(options::io_method());
+        self.lookahead = options::prefetch_lookahead();
+        self.reader.set_hint_lifetime(self.lookahead as u64 + 2);
+    }
+
+    /// What the reads of this graph's walks did so far.
+    pub fn io_counters(&self) -> IoCounters {
+        self.reader.counters()
+    }
+
+    /// Neighbor slots of a layer: `2m` on layer 0, `m` above.
+    fn fanout(&self, layer: u8) -> usize {
+        if layer == 0 {
+            2 * self.m
+        } else {
+            self.m
         }
     }
 
@@ -204,38 +299,96 @@ impl PageGraph {
     /// Decodes the element tuple `id` of a page the caller has locked, with its distance to
     /// `query` (for writers that read elements under their own locks).
     pub fn decode_element(&self, page: &PageRef<'_>, id: ElementId, query: &Value) -> Element {
-        let element = element_at(page, id);
-        if element.deleted() {
-            pgrx::error!("cannot load deleted element");
-        }
-        let distance = if query.is_null() {
-            0.0
-        } else {
-            match element.value() {
-                Some(value) => self.support.distance(query, value),
-                None => corrupt(id, "element has no value"),
-            }
-        };
-        let heap_tids = HeapTids::from_view(&element);
-        Candidate {
-            id,
-            distance,
-            level: element.level(),
-            live: !heap_tids.is_empty(),
-            meta: ElementMeta {
-                version: element.version(),
-                neighbor_tid: element.neighbor_tid(),
-                heap_tids,
-            },
-        }
+        decode(&element_at(page, id), id, &self.support.prepare(query))
     }
 
-    /// Drops the heavyweight locks taken through `GraphStore::lock` without releasing them:
-    /// for state freed after a transaction abort, which has released them already.
-    pub fn forget_locks(&mut self) {
+    /// The batch loop of [`GraphStore::load`]: `keep(loaded, tuple)` sees every element
+    /// loaded with its tuple, while the page is locked (writers keep the values they will
+    /// compare later).
+    ///
+    /// It first collects the batch's distinct blocks, in the order the batch first needs them
+    /// (a prefetch pass over them belongs right there, before the first read). Then, a few
+    /// blocks at a time ([`pinned::pin_limit`]), it pins them, has the CPU fetch the batch's
+    /// element tuples on them, and locks each in turn to decode every element of the batch on
+    /// it (one block locked at a time, as pgvector).
+    pub fn load_with(
+        &mut self,
+        query: &Value,
+        ids: &[ElementId],
+        out: &mut Vec<Element>,
+        mut keep: impl FnMut(&Element, &ElementView<'_>),
+    ) {
+        self.blocks.clear();
+        for id in ids {
+            if !self.blocks.contains(&id.block) {
+                self.blocks.push(id.block);
+            }
+        }
+
+        let query = self.support.prepare(query);
+        let mut slots = std::mem::take(&mut self.slots);
+        slots.clear();
+        slots.resize(ids.len(), None);
+        let mut pins = std::mem::take(&mut self.pins);
+        let capture = self.lookahead > 0 && self.reader.is_cold();
+        let (m, layer) = (self.m, self.layer);
+        let fanout = self.fanout(layer);
+        let mut batch = self.reader.batch(&self.blocks, fanout);
+        let limit = pinned::pin_limit();
+        loop {
+            // Pin a few blocks and have the CPU fetch the line pointers, then the element
+            // tuples of the batch on them: all of it travels in parallel while the first is
+            // decoded.
+            while pins.len() < limit {
+                match batch.next() {
+                    Some(pin) => {
+                        pin.prefetch_line_pointers(offsets_on(ids, pin.block()));
+                        pins.push(pin);
+                    }
+                    None => break,
+                }
+            }
+            if pins.is_empty() {
+                break;
+            }
+            for pin in &pins {
+                pin.prefetch_items(offsets_on(ids, pin.block()), PREFETCH_BYTES);
+            }
+            for pin in pins.drain(..) {
+                let block = pin.block();
+                let guard = pin.lock(ReadMode::Shared);
+                let page = guard.page();
+                for (slot, &id) in slots.iter_mut().zip(ids) {
+                    if id.block == block {
+                        let tuple = element_at(&page, id);
+                        let element = decode(&tuple, id, &query);
+                        keep(&element, &tuple);
+                        if capture {
+                            capture_neighbors(&mut self.captured, &page, &element, m, layer);
+                        }
+                        *slot = Some(element);
+                    }
+                }
+            }
+        }
+        drop(batch);
+        self.pins = pins;
+        out.extend(
+            slots
+                .drain(..)
+                .map(|c| c.expect("every block of the batch was read")),
+        );
+        self.slots = slots;
+    }
+
+    /// Drops the heavyweight locks taken through `GraphStore::lock` and the reader's stream
+    /// without releasing them: for state freed after a transaction abort, which has released
+    /// them already.
+    pub fn forget_after_abort(&mut self) {
         for (_, held) in self.locks.drain(..) {
             std::mem::forget(held);
         }
+        self.reader.forget();
     }
 
     fn lock_target(lock: GraphLock) -> (BlockNumber, PageLockMode) {
@@ -268,6 +421,62 @@ fn element_at<'a>(page: &PageRef<'a>, id: ElementId) -> ElementView<'a> {
     }
 }
 
+/// A loaded element from its tuple, with its distance to the prepared query.
+#[inline]
+fn decode(element: &ElementView<'_>, id: ElementId, query: &QueryDistance<'_>) -> Element {
+    if element.deleted() {
+        pgrx::error!("cannot load deleted element");
+    }
+    let distance = match element.value() {
+        Some(value) => query.distance(value),
+        None if query.is_null() => 0.0,
+        None => corrupt(id, "element has no value"),
+    };
+    let heap_tids = HeapTids::from_view(element);
+    Candidate {
+        id,
+        distance,
+        level: element.level(),
+        live: !heap_tids.is_empty(),
+        meta: ElementMeta {
+            version: element.version(),
+            neighbor_tid: element.neighbor_tid(),
+            heap_tids,
+        },
+    }
+}
+
+/// Copies `element`'s list on `layer` when its neighbor tuple is on the same locked page and
+/// still belongs to it.
+fn capture_neighbors(
+    captured: &mut CapturedNeighbors,
+    page: &PageRef<'_>,
+    element: &Element,
+    m: usize,
+    layer: u8,
+) {
+    let tid = element.meta.neighbor_tid;
+    if tid.block != element.id.block || element.level < layer {
+        return;
+    }
+    let Some(view) = page
+        .item(tid.offset)
+        .and_then(|i| NeighborView::parse(i).ok())
+    else {
+        return;
+    };
+    if view.matches(element.meta.version, element.level, m) {
+        captured.add(element.id, layer, view.layer(element.level, m, layer));
+    }
+}
+
+/// The offsets of the batch's elements on `block`.
+fn offsets_on(ids: &[ElementId], block: BlockNumber) -> impl Iterator<Item = OffsetNumber> + '_ {
+    ids.iter()
+        .filter(move |id| id.block == block)
+        .map(|id| id.offset)
+}
+
 fn corrupt(id: ElementId, what: &str) -> ! {
     pgrx::error!("hnsw index is corrupted at {id:?}: {what}")
 }
@@ -278,12 +487,15 @@ impl GraphStore for PageGraph {
     type Value = Value;
 
     fn entry_point(&mut self) -> Option<EntryPoint<ElementId>> {
+        // A new walk: lists captured for the previous one may be stale.
+        self.captured.clear();
         self.meta()
             .entry_point()
             .map(|MetaEntry { tid, level }| EntryPoint { id: tid, level })
     }
 
     fn neighbors(&mut self, element: &Element, layer: u8, out: &mut Vec<ElementId>) {
+        self.layer = layer;
         if layer > element.level {
             return;
         }
@@ -304,33 +516,39 @@ impl GraphStore for PageGraph {
     }
 
     fn load(&mut self, query: &Value, ids: &[ElementId], out: &mut Vec<Element>) {
-        // The batch's blocks, each once, in the order the batch first needs them. A prefetch
-        // pass over `self.blocks` belongs here, before the first read.
-        self.blocks.clear();
-        for id in ids {
-            if !self.blocks.contains(&id.block) {
-                self.blocks.push(id.block);
-            }
-        }
+        self.load_with(query, ids, out, |_, _| {});
+    }
 
-        let mut slots = std::mem::take(&mut self.slots);
-        slots.clear();
-        slots.resize(ids.len(), None);
-        for &block in &self.blocks {
-            let guard = self.rel.read_page(block, ReadMode::Shared);
-            let page = guard.page();
-            for (slot, id) in slots.iter_mut().zip(ids) {
-                if id.block == block {
-                    *slot = Some(self.decode_element(&page, *id, query));
+    fn lookahead_width(&self) -> usize {
+        if self.reader.is_cold() {
+            self.lookahead
+        } else {
+            0
+        }
+    }
+
+    /// Hints the blocks of the upcoming candidates' unvisited neighbors, from the lists
+    /// captured when they were loaded, within what is left of the read budget.
+    fn lookahead(
+        &mut self,
+        layer: u8,
+        upcoming: &[&Element],
+        visited: &dyn Fn(&ElementId) -> bool,
+    ) {
+        let mut blocks = std::mem::take(&mut self.hint_blocks);
+        blocks.clear();
+        for candidate in upcoming {
+            let Some(list) = self.captured.get(&candidate.id, layer) else {
+                continue;
+            };
+            for id in list {
+                if !visited(id) && !blocks.contains(&id.block) {
+                    blocks.push(id.block);
                 }
             }
         }
-        out.extend(
-            slots
-                .drain(..)
-                .map(|c| c.expect("every block of the batch was read")),
-        );
-        self.slots = slots;
+        self.reader.hint(&blocks, self.fanout(layer));
+        self.hint_blocks = blocks;
     }
 
     fn lock(&mut self, lock: GraphLock) {

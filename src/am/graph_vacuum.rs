@@ -214,8 +214,17 @@ impl GraphStore for VacuumGraph {
         self.writer.load(query, ids, out)
     }
 
-    fn lookahead(&mut self, layer: u8, upcoming: &mut dyn Iterator<Item = &Element>) {
-        self.writer.lookahead(layer, upcoming)
+    fn lookahead_width(&self) -> usize {
+        self.writer.lookahead_width()
+    }
+
+    fn lookahead(
+        &mut self,
+        layer: u8,
+        upcoming: &[&Element],
+        visited: &dyn Fn(&ElementId) -> bool,
+    ) {
+        self.writer.lookahead(layer, upcoming, visited)
     }
 
     fn lock(&mut self, lock: GraphLock) {

@@ -26,11 +26,12 @@ use crate::am::format::{
     OPAQUE_SIZE,
 };
 use crate::am::graph::{Element, ElementId, ElementMeta, HeapTids, PageGraph};
-use crate::am::typeinfo::{Support, Value};
+use crate::am::typeinfo::Value;
 use crate::storage::page::{INVALID_BLOCK_NUMBER, ITEM_ID_SIZE};
 use crate::storage::{
     BlockNumber, Image, ItemPointer, OffsetNumber, PageWriteGuard, ReadMode, Relation, WriteMode,
 };
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use vector_hnsw::storage::{
@@ -46,9 +47,82 @@ pub struct PageGraphWriter {
     /// and duplicate checks, as pgvector keeps the values it loads); cleared when the operation
     /// releases its update lock.
     values: ValueCache,
-    /// Scratch for `load`: the batch's distinct blocks, and its candidates by position.
-    blocks: Vec<BlockNumber>,
-    slots: Vec<Option<Element>>,
+    /// Which loaded values go into `values`.
+    keep: KeepFilter,
+}
+
+/// Which loaded values are worth keeping: those of live elements that can still be among the
+/// `keep` nearest live elements loaded for the current query, the ones a search keeps in its
+/// result queue and neighbor selection then compares (pgvector likewise copies the values of
+/// the elements it adds to that queue only). A neighbor list loaded for a back-link (a new
+/// query, at most `2 m <= keep` elements) is kept whole. Any other value needed later is read
+/// again from its page, which gives the same bytes: a live element's value does not change
+/// until vacuum deletes it, and vacuum waits for the inserts under way before deleting.
+struct KeepFilter {
+    /// How many nearest live elements count: `ef_construction` + 1 (repairs search one more).
+    keep: usize,
+    /// The query the distances below are to.
+    query: Vec<u8>,
+    /// The `keep` smallest distances of live elements loaded for `query` (a max-heap).
+    nearest: std::collections::BinaryHeap<Distance>,
+}
+
+/// A distance ordered by `total_cmp`, for the heap.
+#[derive(Clone, Copy, PartialEq)]
+struct Distance(f64);
+
+impl Eq for Distance {}
+
+impl PartialOrd for Distance {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Distance {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl KeepFilter {
+    fn new(keep: usize) -> Self {
+        KeepFilter {
+            keep: keep.max(1),
+            query: Vec::new(),
+            nearest: std::collections::BinaryHeap::new(),
+        }
+    }
+
+    /// Distances from now on are to `query`: starts over if it is another one.
+    fn start(&mut self, query: &Value) {
+        let bytes = query.bytes().unwrap_or_default();
+        if self.query != bytes {
+            self.query.clear();
+            self.query.extend_from_slice(bytes);
+            self.nearest.clear();
+        }
+    }
+
+    /// Whether to keep the value of a loaded element.
+    fn admit(&mut self, element: &Element) -> bool {
+        if !element.live {
+            return false;
+        }
+        let d = Distance(element.distance);
+        if self.nearest.len() < self.keep {
+            self.nearest.push(d);
+            return true;
+        }
+        match self.nearest.peek() {
+            Some(&furthest) if d.0.is_nan() || d < furthest => {
+                self.nearest.pop();
+                self.nearest.push(d);
+                true
+            }
+            _ => d.0.is_nan(),
+        }
+    }
 }
 
 /// Element values kept in one 8-byte aligned arena.
@@ -106,21 +180,25 @@ impl ValueCache {
 
     /// Keeps `bytes` as the value of `id` (the first value given for an id stays).
     fn insert(&mut self, id: ElementId, bytes: &[u8]) -> (usize, usize) {
-        if let Some(at) = self.find(id) {
-            return at;
-        }
-        let word = self.words.len();
-        self.words.resize(word + bytes.len().div_ceil(8), 0);
-        // SAFETY: the words just added hold at least bytes.len() bytes, borrowed only here.
-        let dst = unsafe {
-            std::slice::from_raw_parts_mut(
-                self.words[word..].as_mut_ptr().cast::<u8>(),
-                bytes.len(),
-            )
+        let entry = match self.index.entry(id) {
+            Entry::Occupied(at) => return *at.get(),
+            Entry::Vacant(entry) => entry,
         };
-        dst.copy_from_slice(bytes);
-        self.index.insert(id, (word, bytes.len()));
-        (word, bytes.len())
+        let word = self.words.len();
+        let n = bytes.len().div_ceil(8);
+        self.words.reserve(n);
+        // SAFETY: `reserve` allocated room for n more words after `word`. The last of them is
+        // zeroed and the bytes copied over the start of them (bytes.len() <= 8 n), so all n
+        // words are initialized before the length covers them. u8 has no alignment needs.
+        unsafe {
+            let dst = self.words.as_mut_ptr().add(word);
+            if n > 0 {
+                dst.add(n - 1).write(0);
+            }
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.cast::<u8>(), bytes.len());
+            self.words.set_len(word + n);
+        }
+        *entry.insert((word, bytes.len()))
     }
 }
 
@@ -187,12 +265,13 @@ impl TupleSizes {
 
 impl PageGraphWriter {
     pub fn new(graph: PageGraph, mode: WriteMode) -> Self {
+        let keep = KeepFilter::new(graph.ef_construction() + 1);
         PageGraphWriter {
-            graph,
+            // Inserts, builds and vacuum read with maintenance_io_concurrency.
+            graph: graph.for_writing(),
             mode,
             values: ValueCache::take_spare(),
-            blocks: Vec::new(),
-            slots: Vec::new(),
+            keep,
         }
     }
 
@@ -215,6 +294,8 @@ impl PageGraphWriter {
     /// Forgets the values read so far.
     pub fn forget_values(&mut self) {
         self.values.clear();
+        self.keep.query.clear();
+        self.keep.nearest.clear();
     }
 
     /// Where the value of element `id` is in the cache, reading it if needed.
@@ -478,15 +559,6 @@ impl PageGraphWriter {
     }
 }
 
-/// Distance between two stored values (`a` plays the query): the kernel on the bytes when the
-/// support function is one of ours, else the function manager.
-pub fn stored_distance(support: &Support, a: &[u8], b: &[u8]) -> f64 {
-    if let Some(d) = support.kernel().and_then(|k| k.apply(a, b)) {
-        return d;
-    }
-    support.distance(&Value::from_bytes(a), b)
-}
-
 impl Drop for PageGraphWriter {
     fn drop(&mut self) {
         std::mem::take(&mut self.values).give_back();
@@ -537,48 +609,33 @@ impl GraphStore for PageGraphWriter {
         self.graph.neighbors(element, layer, out)
     }
 
-    /// [`PageGraph`]'s load (same batch order: each block once, in the order the batch first
-    /// needs it; a prefetch pass over `self.blocks` belongs before the first read), keeping the
-    /// values of the loaded elements for the neighbor selections that follow.
+    /// [`PageGraph::load_with`], keeping the values of the loaded elements that the neighbor
+    /// selections that follow may compare ([`KeepFilter`]).
     fn load(&mut self, query: &Value, ids: &[ElementId], out: &mut Vec<Element>) {
-        self.blocks.clear();
-        for id in ids {
-            if !self.blocks.contains(&id.block) {
-                self.blocks.push(id.block);
-            }
-        }
-        let mut slots = std::mem::take(&mut self.slots);
-        slots.clear();
-        slots.resize(ids.len(), None);
-        let rel = self.rel();
-        for &block in &self.blocks {
-            let guard = rel.read_page(block, ReadMode::Shared);
-            let page = guard.page();
-            for (slot, id) in slots.iter_mut().zip(ids) {
-                if id.block != block {
-                    continue;
+        let values = &mut self.values;
+        let filter = &mut self.keep;
+        filter.start(query);
+        self.graph.load_with(query, ids, out, |element, tuple| {
+            // (Loaded again on another layer: kept already, and counted once.)
+            if values.find(element.id).is_none() && filter.admit(element) {
+                if let Some(value) = tuple.value() {
+                    values.insert(element.id, value);
                 }
-                let element = self.graph.decode_element(&page, *id, query);
-                if let Some(value) = page
-                    .item(id.offset)
-                    .and_then(|item| ElementView::parse(item).ok())
-                    .and_then(|view| view.value())
-                {
-                    self.values.insert(*id, value);
-                }
-                *slot = Some(element);
             }
-        }
-        out.extend(
-            slots
-                .drain(..)
-                .map(|c| c.expect("every block of the batch was read")),
-        );
-        self.slots = slots;
+        });
     }
 
-    fn lookahead(&mut self, layer: u8, upcoming: &mut dyn Iterator<Item = &Element>) {
-        self.graph.lookahead(layer, upcoming)
+    fn lookahead_width(&self) -> usize {
+        self.graph.lookahead_width()
+    }
+
+    fn lookahead(
+        &mut self,
+        layer: u8,
+        upcoming: &[&Element],
+        visited: &dyn Fn(&ElementId) -> bool,
+    ) {
+        self.graph.lookahead(layer, upcoming, visited)
     }
 
     fn lock(&mut self, lock: GraphLock) {
@@ -611,11 +668,9 @@ impl GraphWrite for PageGraphWriter {
             }
         };
         let b = self.value_at(b.id);
-        stored_distance(
-            self.graph.support(),
-            self.values.bytes(a),
-            self.values.bytes(b),
-        )
+        self.graph
+            .support()
+            .pair_distance(self.values.bytes(a), self.values.bytes(b))
     }
 
     fn add_element(

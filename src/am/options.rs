@@ -6,6 +6,7 @@
 //! so `rd_options` reads the same; the range errors ("value 1 out of bounds for option "m"")
 //! are Postgres's own. The settings live in cells Postgres writes through pointers.
 
+use crate::storage::io::{IoMethod, IoSettings, StreamReuse};
 use crate::storage::Relation;
 use pgrx::pg_sys;
 use std::cell::UnsafeCell;
@@ -70,6 +71,35 @@ static ITERATIVE_SCAN: PgCell<c_int> = PgCell::new(0);
 static MAX_SCAN_TUPLES: PgCell<c_int> = PgCell::new(20000);
 static SCAN_MEM_MULTIPLIER: PgCell<f64> = PgCell::new(1.0);
 static RELOPT_KIND: PgCell<pg_sys::relopt_kind::Type> = PgCell::new(0);
+static IO_METHOD: PgCell<c_int> = PgCell::new(DEFAULT_IO_METHOD);
+static PREFETCH_LOOKAHEAD: PgCell<c_int> = PgCell::new(DEFAULT_PREFETCH_LOOKAHEAD);
+static STREAM_RESET: PgCell<bool> = PgCell::new(false);
+
+/// `hnsw.io_method` values.
+const IO_OFF: c_int = 0;
+const IO_PREFETCH: c_int = 1;
+const IO_READ_STREAM: c_int = 2;
+/// Read streams where the server has them (PG 17+), prefetch hints before.
+const DEFAULT_IO_METHOD: c_int = if crate::storage::io::READ_STREAMS {
+    IO_READ_STREAM
+} else {
+    IO_PREFETCH
+};
+/// `hnsw.prefetch_lookahead` default (see the benchmark in README.md).
+pub const DEFAULT_PREFETCH_LOOKAHEAD: c_int = 2;
+/// `hnsw.prefetch_lookahead` upper bound.
+const MAX_PREFETCH_LOOKAHEAD: c_int = 64;
+
+static IO_METHOD_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 4]> = StaticTable([
+    enum_entry(c"off", IO_OFF),
+    enum_entry(c"prefetch", IO_PREFETCH),
+    enum_entry(c"read_stream", IO_READ_STREAM),
+    pg_sys::config_enum_entry {
+        name: std::ptr::null(),
+        val: 0,
+        hidden: false,
+    },
+]);
 
 /// `hnsw.iterative_scan` values, as pgvector numbers them.
 const ITERATIVE_OFF: c_int = 0;
@@ -220,6 +250,47 @@ pub fn init() {
             None,
             None,
         );
+        pg_sys::DefineCustomEnumVariable(
+            c"hnsw.io_method".as_ptr(),
+            c"Sets how HNSW graph walks overlap their page reads".as_ptr(),
+            c"read_stream (PostgreSQL 17+) or prefetch overlap the reads of each hop within effective_io_concurrency; off reads one page at a time.".as_ptr(),
+            IO_METHOD.as_ptr(),
+            DEFAULT_IO_METHOD,
+            IO_METHOD_OPTIONS.0.as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
+        pg_sys::DefineCustomIntVariable(
+            c"hnsw.prefetch_lookahead".as_ptr(),
+            c"Sets how many upcoming candidates of a graph walk have their neighbors prefetched"
+                .as_ptr(),
+            c"0 turns look-ahead off.".as_ptr(),
+            PREFETCH_LOOKAHEAD.as_ptr(),
+            DEFAULT_PREFETCH_LOOKAHEAD,
+            0,
+            MAX_PREFETCH_LOOKAHEAD,
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
+        // For measurements: a read stream reset at each hop instead of one per hop.
+        pg_sys::DefineCustomBoolVariable(
+            c"hnsw.debug_read_stream_reset".as_ptr(),
+            c"Reuses one read stream per walk, reset at each hop (for measurements)".as_ptr(),
+            std::ptr::null(),
+            STREAM_RESET.as_ptr(),
+            false,
+            pg_sys::GucContext::PGC_USERSET,
+            (pg_sys::GUC_NO_SHOW_ALL | pg_sys::GUC_NOT_IN_SAMPLE) as c_int,
+            None,
+            None,
+            None,
+        );
         pg_sys::MarkGUCPrefixReserved(c"hnsw".as_ptr());
     }
 }
@@ -311,5 +382,32 @@ pub fn scan_params() -> vector_hnsw::ScanParams {
         mode: iterative_scan(),
         max_scan_tuples: max_scan_tuples(),
         max_memory: vector_hnsw::scan::memory_limit(work_mem_kb(), scan_mem_multiplier()),
+    }
+}
+
+/// `hnsw.io_method`.
+pub fn io_method() -> IoMethod {
+    match IO_METHOD.get() {
+        IO_OFF => IoMethod::Off,
+        IO_PREFETCH => IoMethod::Prefetch,
+        _ => IoMethod::ReadStream,
+    }
+}
+
+/// `hnsw.prefetch_lookahead`.
+pub fn prefetch_lookahead() -> usize {
+    PREFETCH_LOOKAHEAD.get().max(0) as usize
+}
+
+/// The read settings of a graph walk; `maintenance` for writers (insert, build, vacuum).
+pub fn io_settings(maintenance: bool) -> IoSettings {
+    IoSettings {
+        method: io_method(),
+        maintenance,
+        reuse: if STREAM_RESET.get() {
+            StreamReuse::Reset
+        } else {
+            StreamReuse::PerHop
+        },
     }
 }

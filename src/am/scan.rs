@@ -66,7 +66,7 @@ unsafe extern "C-unwind" fn release_on_reset(arg: *mut c_void) {
             let mut state = Box::from_raw(state);
             // The transaction was aborted: Postgres has released the heavyweight locks a
             // search in progress held, so they must not be released again.
-            state.graph.forget_locks();
+            state.graph.forget_after_abort();
             drop(state);
         }
     }
@@ -274,6 +274,7 @@ pub unsafe extern "C-unwind" fn get_tuple(
         max_memory: state.max_memory,
         ..options::scan_params()
     };
+    state.graph.refresh_io_settings();
     if state.search.is_none() {
         // SAFETY: scan is a live descriptor of an open index.
         let query = unsafe { start_scan(scan, &state.graph) };

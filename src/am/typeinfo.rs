@@ -340,8 +340,9 @@ pub struct Support {
     collation: pg_sys::Oid,
     distance: Proc<Kernel>,
     norm: Option<Proc<NormKernel>>,
-    /// Take the fast path when the support function allows it (tests turn it off).
-    fast: bool,
+    /// The kernel of support function 1 when it is one of ours (the fast path); `None` to
+    /// always go through the function manager.
+    pair: Option<PairFn>,
 }
 
 impl Support {
@@ -356,6 +357,7 @@ impl Support {
             info,
             kernel: known_norm(fn_address(info)),
         });
+        let kernel = known_distance(fn_address(distance));
         // SAFETY: rel is open; rd_indcollation has one entry per key column (hnsw has one).
         let collation = unsafe { *(*rel.raw()).rd_indcollation };
         Support {
@@ -363,10 +365,10 @@ impl Support {
             collation,
             distance: Proc {
                 info: distance,
-                kernel: known_distance(fn_address(distance)),
+                kernel,
             },
             norm,
-            fast: true,
+            pair: kernel.map(Kernel::pair_fn),
         }
     }
 
@@ -381,7 +383,7 @@ impl Support {
 
     /// Always go through the function manager (to compare both paths).
     pub fn without_fast_path(mut self) -> Self {
-        self.fast = false;
+        self.pair = None;
         self
     }
 
@@ -391,16 +393,33 @@ impl Support {
     }
 
     /// `distance(query, value)`, where `value` is a stored varlena (header included). A NULL
-    /// query is at distance 0 from everything.
+    /// query is at distance 0 from everything. For many values and one query, [`prepare`]
+    /// the query once instead.
+    ///
+    /// [`prepare`]: Self::prepare
     pub fn distance(&self, query: &Value, value: &[u8]) -> f64 {
-        let Some(q) = query.bytes() else {
-            return 0.0;
-        };
-        if self.fast {
-            if let Some(d) = self.distance.kernel.and_then(|k| k.apply(q, value)) {
-                return d;
-            }
+        self.prepare(query).distance(value)
+    }
+
+    /// The query for many distances (a search's batch of elements).
+    pub fn prepare<'a>(&'a self, query: &'a Value) -> QueryDistance<'a> {
+        QueryDistance {
+            support: self,
+            query,
         }
+    }
+
+    /// Distance between two stored values (`a` plays the query), as in neighbor selection.
+    #[inline]
+    pub fn pair_distance(&self, a: &[u8], b: &[u8]) -> f64 {
+        if let Some(d) = self.pair.and_then(|f| f(a, b)) {
+            return d;
+        }
+        self.fmgr_distance(&Value::from_bytes(a), b)
+    }
+
+    /// Support function 1 through the function manager (`query` is not NULL).
+    fn fmgr_distance(&self, query: &Value, value: &[u8]) -> f64 {
         // SAFETY: both datums point at complete varlenas of the operator class's type that
         // outlive the call (the caller keeps the page locked); the function only reads them
         // and returns a float8 by value.
@@ -426,7 +445,7 @@ impl Support {
     /// Support function 2 of `value` (the norm pgvector checks before normalizing).
     fn norm(&self, norm: Proc<NormKernel>, value: &Value) -> f64 {
         let bytes = value.bytes().expect("a value to normalize is not NULL");
-        if self.fast {
+        if self.pair.is_some() {
             if let Some(n) = norm.kernel.and_then(|k| k.apply(bytes)) {
                 return n;
             }
@@ -494,6 +513,7 @@ impl Support {
 // ---------------------------------------------------------------------------------------------
 
 /// `n` elements of `T` at `offset` of `bytes`, if they are there and aligned.
+#[inline]
 fn slice_at<T: Plain>(bytes: &[u8], offset: usize, n: usize) -> Option<&[T]> {
     let len = n.checked_mul(std::mem::size_of::<T>())?;
     let region = bytes.get(offset..offset.checked_add(len)?)?;
@@ -511,15 +531,18 @@ impl Plain for f32 {}
 impl Plain for i32 {}
 impl Plain for f16 {}
 
+#[inline]
 fn read_i16(bytes: &[u8], at: usize) -> Option<i16> {
     Some(i16::from_ne_bytes(bytes.get(at..at + 2)?.try_into().ok()?))
 }
 
+#[inline]
 fn read_i32(bytes: &[u8], at: usize) -> Option<i32> {
     Some(i32::from_ne_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
 }
 
 /// The elements of a `vector` or `halfvec` varlena (int32 header, int16 dim, int16 unused).
+#[inline]
 fn dense_parts<T: Plain>(bytes: &[u8]) -> Option<&[T]> {
     let size = varlena_size(bytes)?;
     let dim = usize::try_from(read_i16(bytes, 4)?).ok()?;
@@ -533,6 +556,7 @@ struct SparseParts<'a> {
 }
 
 /// A `sparsevec` varlena: int32 header, dim, nnz, unused, then indices and values.
+#[inline]
 fn sparse_parts(bytes: &[u8]) -> Option<SparseParts<'_>> {
     let size = varlena_size(bytes)?;
     let bytes = &bytes[..size.min(bytes.len())];
@@ -548,6 +572,7 @@ fn sparse_parts(bytes: &[u8]) -> Option<SparseParts<'_>> {
 }
 
 /// A `bit` varlena: int32 header, int32 bit length, the packed bytes.
+#[inline]
 fn bit_parts(bytes: &[u8]) -> Option<(usize, &[u8])> {
     let size = varlena_size(bytes)?;
     let len = usize::try_from(read_i32(bytes, 4)?).ok()?;
@@ -555,60 +580,84 @@ fn bit_parts(bytes: &[u8]) -> Option<(usize, &[u8])> {
     (data.len() == len.div_ceil(8)).then_some((len, data))
 }
 
+/// A kernel on two stored varlenas: `None` when they must go through the function manager
+/// (values the kernel does not take, such as mismatched dimensions).
+type PairFn = fn(&[u8], &[u8]) -> Option<f64>;
+
+/// The distance between two dense values of element type `T`.
+#[inline(always)]
+fn dense_pair<T: Plain>(a: &[u8], b: &[u8], f: impl Fn(&[T], &[T]) -> f64) -> Option<f64> {
+    let (x, y) = (dense_parts::<T>(a)?, dense_parts::<T>(b)?);
+    (x.len() == y.len()).then(|| f(x, y))
+}
+
+#[inline(always)]
+fn sparse_pair(a: &[u8], b: &[u8], f: impl Fn(SparseRef<'_>, SparseRef<'_>) -> f64) -> Option<f64> {
+    let (x, y) = (sparse_parts(a)?, sparse_parts(b)?);
+    (x.dim == y.dim).then(|| f(x.view, y.view))
+}
+
+#[inline(always)]
+fn bit_pair(a: &[u8], b: &[u8], f: impl Fn(&[u8], &[u8], usize) -> f64) -> Option<f64> {
+    let ((xl, x), (yl, y)) = (bit_parts(a)?, bit_parts(b)?);
+    (xl == yl).then(|| f(x, y, xl))
+}
+
+/// Distances from one query to many stored values ([`Support::prepare`]).
+pub struct QueryDistance<'a> {
+    support: &'a Support,
+    query: &'a Value,
+}
+
+impl QueryDistance<'_> {
+    /// A NULL query (every distance is 0).
+    pub fn is_null(&self) -> bool {
+        self.query.is_null()
+    }
+
+    /// `distance(query, value)` for a stored varlena (header included).
+    #[inline]
+    pub fn distance(&self, value: &[u8]) -> f64 {
+        let Some(q) = self.query.bytes() else {
+            return 0.0;
+        };
+        if let Some(d) = self.support.pair.and_then(|f| f(q, value)) {
+            return d;
+        }
+        self.support.fmgr_distance(self.query, value)
+    }
+}
+
 impl Kernel {
+    /// The kernel as a function of two stored values, resolved once per index (one indirect
+    /// call per distance, everything else inlined into it).
+    fn pair_fn(self) -> PairFn {
+        use vector_distance::{bits, f16 as h, f32 as s, sparse};
+        match self {
+            Kernel::VectorL2Squared => |a, b| dense_pair(a, b, s::l2_squared_distance),
+            Kernel::VectorNegativeInnerProduct => {
+                |a, b| dense_pair(a, b, s::negative_inner_product)
+            }
+            Kernel::VectorL1 => |a, b| dense_pair(a, b, s::l1_distance),
+            Kernel::HalfvecL2Squared => |a, b| dense_pair(a, b, h::l2_squared_distance),
+            Kernel::HalfvecNegativeInnerProduct => {
+                |a, b| dense_pair(a, b, h::negative_inner_product)
+            }
+            Kernel::HalfvecL1 => |a, b| dense_pair(a, b, h::l1_distance),
+            Kernel::SparsevecL2Squared => |a, b| sparse_pair(a, b, sparse::l2_squared_distance),
+            Kernel::SparsevecNegativeInnerProduct => {
+                |a, b| sparse_pair(a, b, sparse::negative_inner_product)
+            }
+            Kernel::SparsevecL1 => |a, b| sparse_pair(a, b, sparse::l1_distance),
+            Kernel::Hamming => |a, b| bit_pair(a, b, bits::hamming_distance),
+            Kernel::Jaccard => |a, b| bit_pair(a, b, bits::jaccard_distance),
+        }
+    }
+
     /// The distance, or `None` when the values must go through the SQL function (which then
     /// raises its error for mismatched dimensions).
     pub fn apply(self, a: &[u8], b: &[u8]) -> Option<f64> {
-        use vector_distance::{bits, f16 as h, f32 as s, sparse};
-        match self {
-            Kernel::VectorL2Squared | Kernel::VectorNegativeInnerProduct | Kernel::VectorL1 => {
-                let (x, y) = (dense_parts::<f32>(a)?, dense_parts::<f32>(b)?);
-                if x.len() != y.len() {
-                    return None;
-                }
-                Some(match self {
-                    Kernel::VectorL2Squared => s::l2_squared_distance(x, y),
-                    Kernel::VectorNegativeInnerProduct => s::negative_inner_product(x, y),
-                    _ => s::l1_distance(x, y),
-                })
-            }
-            Kernel::HalfvecL2Squared | Kernel::HalfvecNegativeInnerProduct | Kernel::HalfvecL1 => {
-                let (x, y) = (dense_parts::<f16>(a)?, dense_parts::<f16>(b)?);
-                if x.len() != y.len() {
-                    return None;
-                }
-                Some(match self {
-                    Kernel::HalfvecL2Squared => h::l2_squared_distance(x, y),
-                    Kernel::HalfvecNegativeInnerProduct => h::negative_inner_product(x, y),
-                    _ => h::l1_distance(x, y),
-                })
-            }
-            Kernel::SparsevecL2Squared
-            | Kernel::SparsevecNegativeInnerProduct
-            | Kernel::SparsevecL1 => {
-                let (x, y) = (sparse_parts(a)?, sparse_parts(b)?);
-                if x.dim != y.dim {
-                    return None;
-                }
-                Some(match self {
-                    Kernel::SparsevecL2Squared => sparse::l2_squared_distance(x.view, y.view),
-                    Kernel::SparsevecNegativeInnerProduct => {
-                        sparse::negative_inner_product(x.view, y.view)
-                    }
-                    _ => sparse::l1_distance(x.view, y.view),
-                })
-            }
-            Kernel::Hamming | Kernel::Jaccard => {
-                let ((xl, x), (yl, y)) = (bit_parts(a)?, bit_parts(b)?);
-                if xl != yl {
-                    return None;
-                }
-                Some(match self {
-                    Kernel::Hamming => bits::hamming_distance(x, y, xl),
-                    _ => bits::jaccard_distance(x, y, xl),
-                })
-            }
-        }
+        (self.pair_fn())(a, b)
     }
 }
 

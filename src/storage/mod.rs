@@ -27,7 +27,9 @@
 //! is in `crate::am::format`.
 
 mod buffer;
+pub mod io;
 pub mod page;
+pub mod pinned;
 
 pub use buffer::{
     HeldPages, Image, PageMut, PageReadGuard, PageWriteGuard, ReadMode, WriteMode, MAX_WRITE_PAGES,

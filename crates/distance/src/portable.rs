@@ -359,6 +359,16 @@ pub(crate) fn f16_cosine_parts(a: &[f16], b: &[f16]) -> [f32; 3] {
 // `b` (indices after the last index of `a`) go through an auto-vectorised
 // loop whose vector part is added to the running sum at once:
 // `s = s + prefix` followed by the scalar tail.
+//
+// pgvector writes each merge as a loop over `a` with an inner loop over `b`
+// that restarts at `bpos`. Taken step by step that is a plain two-pointer
+// merge, which is how they are written here (the same float operations in the
+// same order, with fewer compares and branches per step): for the current
+// `a` element, every `b` element with a smaller index is a `b`-only term; a
+// `b` element with the same index makes a matched term and both advance;
+// otherwise (a larger index, or `b` exhausted) it is an `a`-only term. After
+// the last `a` element, the `b` elements left are exactly pgvector's
+// `b[bpos..]`.
 // ---------------------------------------------------------------------------
 
 /// The merge loop of `SparsevecL2SquaredDistance`, generic over the kernel
@@ -366,9 +376,6 @@ pub(crate) fn f16_cosine_parts(a: &[f16], b: &[f16]) -> [f32; 3] {
 ///
 /// Matched indices add `d * d` and `b`-only indices add `x * x` with a
 /// separate multiply and add; `a`-only indices use `fma(x, x, s)`.
-// `bpos` is deliberately updated inside the `j` loop, like the C code: the
-// loop range is fixed when the loop starts, exactly as in C's `for`.
-#[allow(clippy::mut_range_bound)]
 #[inline(always)]
 pub(crate) fn sparse_l2_squared_with(
     ai: &[i32],
@@ -380,31 +387,27 @@ pub(crate) fn sparse_l2_squared_with(
     debug_assert_eq!(ai.len(), ax.len());
     debug_assert_eq!(bi.len(), bx.len());
     let bnnz = bi.len().min(bx.len());
+    let (bi, bx) = (&bi[..bnnz], &bx[..bnnz]);
     let mut s = 0.0f32;
-    let mut bpos = 0;
-    for (&a_idx, &a_val) in ai.iter().zip(ax) {
-        // pgvector initialises the last seen index to -1.
-        let mut b_idx = -1;
-        for j in bpos..bnnz {
-            b_idx = bi[j];
-            if a_idx == b_idx {
+    let mut j = 0;
+    'a: for (&a_idx, &a_val) in ai.iter().zip(ax) {
+        while j < bnnz {
+            let b_idx = bi[j];
+            if b_idx == a_idx {
                 let d = a_val - bx[j];
                 s += d * d;
-            } else if a_idx > b_idx {
-                s += bx[j] * bx[j];
+                j += 1;
+                continue 'a;
             }
-            if a_idx >= b_idx {
-                bpos = j + 1;
-            }
-            if b_idx >= a_idx {
+            if b_idx > a_idx {
                 break;
             }
+            s += bx[j] * bx[j];
+            j += 1;
         }
-        if a_idx != b_idx {
-            s = a_val.mul_add(a_val, s);
-        }
+        s = a_val.mul_add(a_val, s);
     }
-    let rest = &bx[bpos..bnnz];
+    let rest = &bx[j..];
     let (sum, start) = prefix(rest, rest);
     if let Some(v) = sum {
         s += v;
@@ -416,26 +419,29 @@ pub(crate) fn sparse_l2_squared_with(
 }
 
 /// `SparsevecInnerProduct`: matched indices add `fma(a, b, s)`.
-#[allow(clippy::mut_range_bound)]
 #[inline(always)]
 pub(crate) fn sparse_inner_product_impl(ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) -> f32 {
     debug_assert_eq!(ai.len(), ax.len());
     debug_assert_eq!(bi.len(), bx.len());
     let bnnz = bi.len().min(bx.len());
+    let (bi, bx) = (&bi[..bnnz], &bx[..bnnz]);
     let mut s = 0.0f32;
-    let mut bpos = 0;
-    for (&a_idx, &a_val) in ai.iter().zip(ax) {
-        for j in bpos..bnnz {
-            let b_idx = bi[j];
-            if a_idx == b_idx {
+    let mut j = 0;
+    'a: for (&a_idx, &a_val) in ai.iter().zip(ax) {
+        loop {
+            // Once `b` is exhausted no index can match any more.
+            let Some(&b_idx) = bi.get(j) else {
+                break 'a;
+            };
+            if b_idx == a_idx {
                 s = a_val.mul_add(bx[j], s);
+                j += 1;
+                continue 'a;
             }
-            if a_idx >= b_idx {
-                bpos = j + 1;
+            if b_idx > a_idx {
+                continue 'a;
             }
-            if b_idx >= a_idx {
-                break;
-            }
+            j += 1;
         }
     }
     s
@@ -443,7 +449,6 @@ pub(crate) fn sparse_inner_product_impl(ai: &[i32], ax: &[f32], bi: &[i32], bx: 
 
 /// The float accumulation of `sparsevec_l1_distance`, generic over the kernel
 /// for the trailing part of `b` (`Σ |x|`). Plain adds everywhere.
-#[allow(clippy::mut_range_bound)]
 #[inline(always)]
 pub(crate) fn sparse_l1_with(
     ai: &[i32],
@@ -455,29 +460,26 @@ pub(crate) fn sparse_l1_with(
     debug_assert_eq!(ai.len(), ax.len());
     debug_assert_eq!(bi.len(), bx.len());
     let bnnz = bi.len().min(bx.len());
+    let (bi, bx) = (&bi[..bnnz], &bx[..bnnz]);
     let mut s = 0.0f32;
-    let mut bpos = 0;
-    for (&a_idx, &a_val) in ai.iter().zip(ax) {
-        let mut b_idx = -1;
-        for j in bpos..bnnz {
-            b_idx = bi[j];
-            if a_idx == b_idx {
+    let mut j = 0;
+    'a: for (&a_idx, &a_val) in ai.iter().zip(ax) {
+        while j < bnnz {
+            let b_idx = bi[j];
+            if b_idx == a_idx {
                 s += (a_val - bx[j]).abs();
-            } else if a_idx > b_idx {
-                s += bx[j].abs();
+                j += 1;
+                continue 'a;
             }
-            if a_idx >= b_idx {
-                bpos = j + 1;
-            }
-            if b_idx >= a_idx {
+            if b_idx > a_idx {
                 break;
             }
+            s += bx[j].abs();
+            j += 1;
         }
-        if a_idx != b_idx {
-            s += a_val.abs();
-        }
+        s += a_val.abs();
     }
-    let rest = &bx[bpos..bnnz];
+    let rest = &bx[j..];
     let (sum, start) = prefix(rest);
     if let Some(v) = sum {
         s += v;

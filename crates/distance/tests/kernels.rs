@@ -326,6 +326,81 @@ fn sparse_kernels_match_reference() {
     }
 }
 
+/// pgvector's merge loops as `sparsevec.c` writes them (for every element of
+/// `a`, an inner loop over `b` restarting at `bpos`), without the trailing
+/// elements of `b` after the last index of `a`: `[l2 squared, inner product,
+/// l1]` in float, with FMA where the reference build contracted.
+#[allow(clippy::mut_range_bound)]
+fn pgvector_sparse_merges(ai: &[i32], ax: &[f32], bi: &[i32], bx: &[f32]) -> [f32; 3] {
+    let (mut l2, mut ip, mut l1) = (0.0f32, 0.0f32, 0.0f32);
+    let mut bpos = 0;
+    for (&a, &av) in ai.iter().zip(ax) {
+        let mut b = -1;
+        for j in bpos..bi.len() {
+            b = bi[j];
+            if a == b {
+                let d = av - bx[j];
+                l2 += d * d;
+                ip = av.mul_add(bx[j], ip);
+                l1 += d.abs();
+            } else if a > b {
+                l2 += bx[j] * bx[j];
+                l1 += bx[j].abs();
+            }
+            if a >= b {
+                bpos = j + 1;
+            }
+            if b >= a {
+                break;
+            }
+        }
+        if a != b {
+            l2 = av.mul_add(av, l2);
+            l1 += av.abs();
+        }
+    }
+    assert_eq!(bpos, bi.len(), "the inputs have no trailing elements of b");
+    [l2, ip, l1]
+}
+
+#[test]
+fn sparse_merges_follow_pgvector_loops() {
+    for k in lengths().into_iter().filter(|k| *k <= 1000) {
+        for (j, &(pa, pb)) in SPARSE_PATTERNS.iter().enumerate() {
+            let [(dim, mut ai, mut ax), (_, mut bi, mut bx)] =
+                sparse_pair(pa, pb, k, (k * 16 + j) as u64 + 7);
+            // A shared last index leaves no trailing part of `b`.
+            ai.push(dim as i32);
+            ax.push(0.5);
+            bi.push(dim as i32);
+            bx.push(-0.25);
+            let (a, b) = (SparseRef::new(&ai, &ax), SparseRef::new(&bi, &bx));
+            let [l2, ip, l1] = pgvector_sparse_merges(&ai, &ax, &bi, &bx);
+            let what = format!("sparse {pa}/{pb} k={k}");
+            assert!(
+                same_bits32(sparse::l2_squared_distance(a, b) as f32, l2),
+                "{what}"
+            );
+            assert!(
+                same_bits32(sparse::inner_product(a, b) as f32, ip),
+                "{what}"
+            );
+            assert!(same_bits32(sparse::l1_distance(a, b) as f32, l1), "{what}");
+            // The same with the roles swapped.
+            let [l2, ip, l1] = pgvector_sparse_merges(&bi, &bx, &ai, &ax);
+            assert!(
+                same_bits32(sparse::l2_squared_distance(b, a) as f32, l2),
+                "{what}"
+            );
+            assert!(
+                same_bits32(sparse::inner_product(b, a) as f32, ip),
+                "{what}"
+            );
+            assert!(same_bits32(sparse::l1_distance(b, a) as f32, l1), "{what}");
+        }
+    }
+}
+
 #[test]
 fn bit_kernels_match_reference() {
     let mut sizes: Vec<usize> = (0..=64).collect();

@@ -280,9 +280,18 @@ impl GraphStore for InMemoryGraph {
         }
     }
 
-    fn lookahead(&mut self, _layer: u8, upcoming: &mut dyn Iterator<Item = &Candidate<u32, ()>>) {
+    fn lookahead_width(&self) -> usize {
+        4
+    }
+
+    fn lookahead(
+        &mut self,
+        _layer: u8,
+        upcoming: &[&Candidate<u32, ()>],
+        _visited: &dyn Fn(&u32) -> bool,
+    ) {
         self.counters.lookahead_calls += 1;
-        self.counters.lookahead_items += upcoming.count() as u64;
+        self.counters.lookahead_items += upcoming.len() as u64;
     }
 }
 

@@ -713,12 +713,17 @@ impl<S: GraphStore> GraphStore for Metered<'_, S> {
         }
     }
 
+    fn lookahead_width(&self) -> usize {
+        self.store.lookahead_width()
+    }
+
     fn lookahead(
         &mut self,
         layer: u8,
-        upcoming: &mut dyn Iterator<Item = &Candidate<S::Id, S::Meta>>,
+        upcoming: &[&Candidate<S::Id, S::Meta>],
+        visited: &dyn Fn(&S::Id) -> bool,
     ) {
-        self.store.lookahead(layer, upcoming);
+        self.store.lookahead(layer, upcoming, visited);
     }
 
     fn lock(&mut self, lock: GraphLock) {

@@ -49,9 +49,6 @@ impl SearchStats {
     }
 }
 
-/// How many upcoming candidates are shown to [`GraphStore::lookahead`].
-const LOOKAHEAD: usize = 4;
-
 /// Parameters of one layer search.
 pub(crate) struct LayerQuery<'q, V> {
     pub(crate) query: &'q V,
@@ -75,6 +72,8 @@ pub(crate) struct SearchState<Id, Meta> {
     pub(crate) stats: SearchStats,
     ids: Vec<Id>,
     loaded: Vec<Candidate<Id, Meta>>,
+    /// Scratch for look-ahead: arena indices of upcoming candidates.
+    upcoming: Vec<u32>,
 }
 
 impl<Id: Copy + Eq + std::hash::Hash, Meta: Clone> SearchState<Id, Meta> {
@@ -87,6 +86,7 @@ impl<Id: Copy + Eq + std::hash::Hash, Meta: Clone> SearchState<Id, Meta> {
             stats: SearchStats::default(),
             ids: Vec::new(),
             loaded: Vec::new(),
+            upcoming: Vec::new(),
         }
     }
 
@@ -200,14 +200,38 @@ pub(crate) fn search_layer<S: GraphStore>(
             state.loaded = loaded;
         }
 
-        if !queues.c.is_empty() {
-            let arena = &state.arena;
-            let mut upcoming = queues.c.upcoming(LOOKAHEAD).map(|i| &arena[i as usize]);
-            store.lookahead(q.layer, &mut upcoming);
+        let width = store.lookahead_width();
+        if width > 0 && !queues.c.is_empty() {
+            lookahead(store, state, &queues.c, q.layer, width);
         }
     }
 
     std::iter::from_fn(|| queues.w.pop().map(|(index, _)| index)).collect()
+}
+
+/// Shows the store the `width` nearest of C's root (the next expansion) and
+/// its children (the set holding the one after), nearest first.
+fn lookahead<S: GraphStore>(
+    store: &mut S,
+    state: &mut SearchState<S::Id, S::Meta>,
+    c: &PairingHeap,
+    layer: u8,
+    width: usize,
+) {
+    let mut upcoming = std::mem::take(&mut state.upcoming);
+    upcoming.clear();
+    upcoming.extend(c.upcoming(usize::MAX));
+    let arena = &state.arena;
+    let distance = |i: &u32| arena[*i as usize].distance;
+    if upcoming.len() > 1 {
+        upcoming[1..].sort_by(|a, b| distance(a).total_cmp(&distance(b)));
+    }
+    upcoming.truncate(width);
+    let candidates: Vec<&Candidate<S::Id, S::Meta>> =
+        upcoming.iter().map(|&i| &arena[i as usize]).collect();
+    let visited = &state.visited;
+    store.lookahead(layer, &candidates, &|id| visited.contains(id));
+    state.upcoming = upcoming;
 }
 
 /// Applies pgvector's keep / drop / discard rule to one loaded neighbor.

@@ -9,7 +9,8 @@
 //!   every unvisited neighbor of the candidate it expanded and only then calls
 //!   [`GraphStore::load`], so a page-based store can issue prefetches for all
 //!   blocks of the batch before it reads any of them. [`GraphStore::lookahead`]
-//!   additionally shows the candidates the search will expand next;
+//!   additionally shows the candidates the search will expand next, with its
+//!   visited test;
 //! * writes used by insert and repair ([`GraphWrite`]);
 //! * the whole-index passes used by vacuum ([`VacuumStore`]).
 //!
@@ -134,15 +135,25 @@ pub trait GraphStore {
         out: &mut Vec<Candidate<Self::Id, Self::Meta>>,
     );
 
-    /// Look-ahead hint: the candidates the search on `layer` is most likely
-    /// to expand next, best first. Called once per expanded candidate, after
-    /// its batch was processed. Default: ignored.
+    /// How many upcoming candidates [`GraphStore::lookahead`] wants to see
+    /// now; 0 (the default) skips the call.
+    fn lookahead_width(&self) -> usize {
+        0
+    }
+
+    /// Look-ahead hint, after each expanded candidate's batch: up to
+    /// [`GraphStore::lookahead_width`] candidates the search on `layer` is
+    /// most likely to expand next, nearest first (the next expansion first),
+    /// and the search's visited test, so that a store can start reading the
+    /// unvisited neighbors of those candidates. Must not change what the
+    /// search reads. Default: ignored.
     fn lookahead(
         &mut self,
         layer: u8,
-        upcoming: &mut dyn Iterator<Item = &Candidate<Self::Id, Self::Meta>>,
+        upcoming: &[&Candidate<Self::Id, Self::Meta>],
+        visited: &dyn Fn(&Self::Id) -> bool,
     ) {
-        let _ = (layer, upcoming);
+        let _ = (layer, upcoming, visited);
     }
 
     /// Acquire a lock. Default: no-op.

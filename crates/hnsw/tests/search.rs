@@ -230,12 +230,23 @@ impl vector_hnsw::GraphStore for LoggedExpansions {
         self.inner.load(query, ids, out)
     }
 
+    fn lookahead_width(&self) -> usize {
+        3
+    }
+
     fn lookahead(
         &mut self,
         layer: u8,
-        upcoming: &mut dyn Iterator<Item = &vector_hnsw::Candidate<u32, ()>>,
+        upcoming: &[&vector_hnsw::Candidate<u32, ()>],
+        visited: &dyn Fn(&u32) -> bool,
     ) {
-        if let Some(c) = upcoming.next() {
+        assert!(upcoming.len() <= 3);
+        // Nearest first after the next expansion, and every candidate was visited.
+        assert!(upcoming[1..]
+            .windows(2)
+            .all(|w| w[0].distance <= w[1].distance));
+        assert!(upcoming.iter().all(|c| visited(&c.id)));
+        if let Some(c) = upcoming.first() {
             self.events.push(Event::Hint(c.id, layer));
         }
     }

@@ -132,11 +132,23 @@ impl GraphStore for Wrapped {
         }
     }
 
-    fn lookahead(&mut self, _layer: u8, upcoming: &mut dyn Iterator<Item = &Candidate<u32, ()>>) {
+    fn lookahead_width(&self) -> usize {
         if self.tweaks.ignore_lookahead {
-            return;
+            0
+        } else {
+            4
         }
-        if let Some(first) = upcoming.next() {
+    }
+
+    fn lookahead(
+        &mut self,
+        _layer: u8,
+        upcoming: &[&Candidate<u32, ()>],
+        visited: &dyn Fn(&u32) -> bool,
+    ) {
+        assert!(!self.tweaks.ignore_lookahead, "width 0 means no call");
+        assert!(upcoming.iter().all(|c| visited(&c.id)));
+        if let Some(first) = upcoming.first() {
             self.hints.push(first.id);
         }
     }

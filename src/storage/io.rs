@@ -1,0 +1,674 @@
+//! Overlapped reads for graph walks: a search hop asks for all the blocks of its unvisited
+//! neighbors at once, and [`BlockReader`] reads them in that order while the I/O for the
+//! following ones is already under way.
+//!
+//! * [`IoMethod::Prefetch`]: `PrefetchBuffer` hints kept in a window of at most `budget`
+//!   reads in flight, topped up as each block is consumed, then `ReadRecentBuffer` /
+//!   `ReadBuffer`.
+//! * [`IoMethod::ReadStream`] (PG 17+): one read stream per hop, begun with
+//!   `READ_STREAM_FULL` so it starts at full distance instead of ramping up from one block
+//!   (a stream reset between hops ramps up again from one: [`StreamReuse`] keeps that variant
+//!   for measurements). Its I/O limit is the tablespace's `effective_io_concurrency` (or
+//!   `maintenance_io_concurrency` for writers), and a hop never holds more than the layer's
+//!   neighbor count.
+//! * [`IoMethod::Off`]: plain synchronous `ReadBuffer` calls.
+//!
+//! The reader starts warm: blocks are read one by one with no extra call, so an index that is
+//! in shared buffers costs nothing more. The first read that misses shared buffers turns it
+//! cold, and the rest of that hop and the following hops overlap their reads; a hop without
+//! any read turns it warm again.
+//!
+//! Look-ahead hints ([`BlockReader::hint`]) use what is left of the budget with
+//! `PrefetchBuffer`, which only asks the kernel to read ahead: a block hinted but never read
+//! leaves shared buffers (and the hit and read counts) untouched, so every method and
+//! look-ahead setting reads exactly the same blocks into shared buffers.
+//!
+//! Nothing here changes which blocks a walk visits, or when it locks them: a reader only
+//! returns pinned, unlocked pages ([`PinnedPage`]), in the order it was given.
+
+use super::page::BlockNumber;
+use super::pinned::PinnedPage;
+use super::Relation;
+use pgrx::pg_sys;
+
+/// How a walk reads the blocks of a hop (`hnsw.io_method`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoMethod {
+    /// One synchronous read after the other.
+    Off,
+    /// `PrefetchBuffer` hints ahead of the reads.
+    Prefetch,
+    /// A read stream per hop (PG 17+; falls back to [`IoMethod::Prefetch`] before).
+    ReadStream,
+}
+
+impl IoMethod {
+    /// The method to use on this server version.
+    fn effective(self) -> Self {
+        match self {
+            IoMethod::ReadStream if !READ_STREAMS => IoMethod::Prefetch,
+            other => other,
+        }
+    }
+}
+
+/// Whether this build has read streams.
+pub const READ_STREAMS: bool = cfg!(any(feature = "pg17", feature = "pg18"));
+
+/// Whether a read stream is begun per hop or reset between hops (measurements only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamReuse {
+    /// A new stream per hop, at full distance from its first block.
+    PerHop,
+    /// One stream per walk, reset between hops (ramps up from one block at each hop).
+    Reset,
+}
+
+/// Settings of a walk's reads.
+#[derive(Clone, Copy, Debug)]
+pub struct IoSettings {
+    pub method: IoMethod,
+    /// Writers (insert, build, vacuum) use `maintenance_io_concurrency`.
+    pub maintenance: bool,
+    pub reuse: StreamReuse,
+}
+
+/// What a walk's reads did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoCounters {
+    /// Blocks the hops asked for (distinct within a hop).
+    pub blocks: u64,
+    /// Of those, found in shared buffers.
+    pub hits: u64,
+    /// Of those, read from disk (or the kernel's cache).
+    pub reads: u64,
+    /// Reads that had been requested before the walk needed the block (a hint, or a stream
+    /// reading ahead).
+    pub prefetched: u64,
+    /// Hints whose block was never needed.
+    pub unused: u64,
+    /// Sum over consumed blocks of the reads requested ahead at that moment.
+    pub in_flight_sum: u64,
+    /// Number of samples in `in_flight_sum`.
+    pub in_flight_samples: u64,
+}
+
+impl IoCounters {
+    pub fn add(&mut self, other: &IoCounters) {
+        self.blocks += other.blocks;
+        self.hits += other.hits;
+        self.reads += other.reads;
+        self.prefetched += other.prefetched;
+        self.unused += other.unused;
+        self.in_flight_sum += other.in_flight_sum;
+        self.in_flight_samples += other.in_flight_samples;
+    }
+
+    /// Mean number of reads requested ahead when a block was consumed.
+    pub fn mean_in_flight(&self) -> f64 {
+        if self.in_flight_samples == 0 {
+            0.0
+        } else {
+            self.in_flight_sum as f64 / self.in_flight_samples as f64
+        }
+    }
+}
+
+/// A block hinted with `PrefetchBuffer` whose read was started and not yet consumed.
+#[derive(Clone, Copy, Debug)]
+struct Hint {
+    block: BlockNumber,
+    /// The hop it was issued in, to expire hints that were never used.
+    hop: u64,
+}
+
+/// The blocks a read stream pulls from, through its callback.
+struct StreamQueue {
+    blocks: Vec<BlockNumber>,
+    next: usize,
+}
+
+/// A [`StreamQueue`] at a fixed address, shared with a read stream's callback through a raw
+/// pointer (so no Rust reference to it is held while the stream may call back).
+struct QueueBox {
+    ptr: *mut StreamQueue,
+}
+
+impl QueueBox {
+    fn new() -> Self {
+        let queue = Box::new(StreamQueue {
+            blocks: Vec::new(),
+            next: 0,
+        });
+        QueueBox {
+            ptr: Box::into_raw(queue),
+        }
+    }
+
+    /// Replaces the queued blocks (no stream is pulling from it meanwhile).
+    fn refill(&mut self, blocks: &[BlockNumber]) {
+        // SAFETY: ptr came from Box::into_raw and is only accessed from this backend, never
+        // during a stream callback.
+        let queue = unsafe { &mut *self.ptr };
+        queue.blocks.clear();
+        queue.blocks.extend_from_slice(blocks);
+        queue.next = 0;
+    }
+
+    /// Blocks handed to the stream so far, and blocks queued.
+    fn progress(&self) -> (usize, usize) {
+        // SAFETY: as in refill; read between stream calls.
+        let queue = unsafe { &*self.ptr };
+        (queue.next, queue.blocks.len())
+    }
+}
+
+impl Drop for QueueBox {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from Box::into_raw; every stream using it has ended or been
+        // abandoned with its transaction, so nothing reads it any more.
+        drop(unsafe { Box::from_raw(self.ptr) });
+    }
+}
+
+/// Reads the blocks of a walk's hops (see the module documentation). One per walk.
+pub struct BlockReader {
+    rel: Relation,
+    method: IoMethod,
+    maintenance: bool,
+    reuse: StreamReuse,
+    /// The tablespace's I/O concurrency (0 disables overlapping).
+    io_concurrency: usize,
+    /// A read since the last hop without reads.
+    cold: bool,
+    hints: Vec<Hint>,
+    /// Hops started (stamps hints).
+    hop: u64,
+    /// Hints older than this many hops are counted unused and forgotten.
+    hint_lifetime: u64,
+    counters: IoCounters,
+    /// The stream kept between hops with [`StreamReuse::Reset`] (dropped before the queue
+    /// it reads).
+    kept_stream: Option<Stream>,
+    /// Owned (freed on drop); its address, given to the stream's callback, stays put.
+    queue: QueueBox,
+}
+
+impl BlockReader {
+    pub fn new(rel: Relation, settings: IoSettings) -> Self {
+        let io_concurrency = tablespace_io_concurrency(rel, settings.maintenance);
+        BlockReader {
+            rel,
+            method: settings.method.effective(),
+            maintenance: settings.maintenance,
+            reuse: settings.reuse,
+            io_concurrency,
+            cold: false,
+            hints: Vec::new(),
+            hop: 0,
+            hint_lifetime: 4,
+            counters: IoCounters::default(),
+            kept_stream: None,
+            queue: QueueBox::new(),
+        }
+    }
+
+    /// Changes the method for the next hops (settings may change between fetches).
+    pub fn set_method(&mut self, method: IoMethod) {
+        let method = method.effective();
+        if method != self.method {
+            self.end_kept_stream();
+            self.method = method;
+        }
+    }
+
+    /// How many hops an unused hint is kept for.
+    pub fn set_hint_lifetime(&mut self, hops: u64) {
+        self.hint_lifetime = hops.max(1);
+    }
+
+    /// Whether reads overlap now (the walk has met blocks outside shared buffers).
+    pub fn is_cold(&self) -> bool {
+        self.cold && self.overlaps()
+    }
+
+    fn overlaps(&self) -> bool {
+        self.method != IoMethod::Off && self.io_concurrency > 0
+    }
+
+    /// The counters so far, counting the hints still pending as unused.
+    pub fn counters(&self) -> IoCounters {
+        let mut counters = self.counters;
+        counters.unused += self.hints.len() as u64;
+        counters
+    }
+
+    /// Reads in flight allowed for a hop whose layer has `fanout` neighbor slots.
+    fn budget(&self, fanout: usize) -> usize {
+        self.io_concurrency.min(fanout).max(1)
+    }
+
+    /// Starts reading `blocks` (distinct) for one hop on a layer with `fanout` neighbor slots.
+    /// Take the pages in order with [`BatchRead::next`].
+    pub fn batch<'a>(&'a mut self, blocks: &'a [BlockNumber], fanout: usize) -> BatchRead<'a> {
+        self.hop += 1;
+        self.expire_hints();
+        self.counters.blocks += blocks.len() as u64;
+        let budget = self.budget(fanout);
+        let mut batch = BatchRead {
+            usage: BufferUsage::now(),
+            reader: self,
+            blocks,
+            pos: 0,
+            mode: Mode::Plain,
+            budget,
+            issued: 0,
+            recent: Vec::new(),
+            stream: None,
+        };
+        if batch.reader.is_cold() {
+            batch.overlap_from(0);
+        }
+        batch
+    }
+
+    /// Look-ahead: asks the kernel to read `blocks` ahead, within what is left of the budget
+    /// of a layer with `fanout` slots, while the walk is cold. Blocks in shared buffers or
+    /// already hinted cost nothing.
+    pub fn hint(&mut self, blocks: &[BlockNumber], fanout: usize) {
+        if !self.is_cold() {
+            return;
+        }
+        let budget = self.budget(fanout);
+        for &block in blocks {
+            if self.hints.len() >= budget {
+                break;
+            }
+            if self.hints.iter().any(|h| h.block == block) {
+                continue;
+            }
+            if self.prefetch(block).1 {
+                self.hints.push(Hint {
+                    block,
+                    hop: self.hop,
+                });
+            }
+        }
+    }
+
+    /// `PrefetchBuffer(block)`: the buffer if it is in shared buffers, and whether a read was
+    /// started.
+    fn prefetch(&self, block: BlockNumber) -> (pg_sys::Buffer, bool) {
+        // SAFETY: the relation is open (Relation's contract) and the block exists (the walk
+        // only asks for blocks referenced by the index); PrefetchBuffer pins nothing.
+        let result = unsafe { pg_sys::PrefetchBuffer(self.rel.raw, self.rel.fork.number(), block) };
+        (result.recent_buffer, result.initiated_io)
+    }
+
+    /// Forgets a consumed hint; true if there was one.
+    fn take_hint(&mut self, block: BlockNumber) -> bool {
+        match self.hints.iter().position(|h| h.block == block) {
+            Some(pos) => {
+                self.hints.swap_remove(pos);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn expire_hints(&mut self) {
+        let oldest = self.hop.saturating_sub(self.hint_lifetime);
+        let before = self.hints.len();
+        self.hints.retain(|h| h.hop >= oldest);
+        self.counters.unused += (before - self.hints.len()) as u64;
+    }
+
+    fn end_kept_stream(&mut self) {
+        if let Some(stream) = self.kept_stream.take() {
+            stream.end();
+        }
+    }
+
+    /// For state freed after a transaction abort: the stream's memory and pins are gone
+    /// with the transaction, so they must not be released again.
+    pub fn forget(&mut self) {
+        // Its memory and pins went with the abort: abandon it without a call.
+        if let Some(stream) = self.kept_stream.take() {
+            std::mem::forget(stream);
+        }
+        self.hints.clear();
+    }
+}
+
+/// How a batch is reading now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// One `ReadBuffer` per block, watching for a miss.
+    Plain,
+    /// `PrefetchBuffer` window.
+    Prefetch,
+    /// Read stream.
+    Stream,
+}
+
+/// One hop's reads, in the order of its blocks. Finishes on drop (ends its stream, counts).
+pub struct BatchRead<'a> {
+    reader: &'a mut BlockReader,
+    blocks: &'a [BlockNumber],
+    /// Next block to hand out.
+    pos: usize,
+    mode: Mode,
+    budget: usize,
+    /// Prefetch mode: blocks up to here have been looked up / hinted.
+    issued: usize,
+    /// Prefetch mode: buffers found by the look-up, by position (invalid if none).
+    recent: Vec<pg_sys::Buffer>,
+    stream: Option<Stream>,
+    usage: BufferUsage,
+}
+
+impl BatchRead<'_> {
+    /// The next block of the hop, pinned and unlocked.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<PinnedPage> {
+        let block = *self.blocks.get(self.pos)?;
+        let page = match self.mode {
+            Mode::Plain => {
+                let reads = BufferUsage::now().reads;
+                let page = self.reader.rel.pin_page(block);
+                if BufferUsage::now().reads != reads && self.reader.overlaps() {
+                    // Outside shared buffers: overlap the rest of this hop and the next ones.
+                    self.reader.cold = true;
+                    self.overlap_from(self.pos + 1);
+                }
+                page
+            }
+            Mode::Prefetch => self.next_prefetched(block),
+            Mode::Stream => self.next_streamed(block),
+        };
+        self.pos += 1;
+        Some(page)
+    }
+
+    /// Switches the blocks from `from` on to the reader's method.
+    fn overlap_from(&mut self, from: usize) {
+        if from >= self.blocks.len() {
+            return;
+        }
+        match self.reader.method {
+            IoMethod::Off => {}
+            IoMethod::Prefetch => {
+                self.mode = Mode::Prefetch;
+                self.issued = from;
+                self.recent.clear();
+                self.recent
+                    .resize(self.blocks.len(), pg_sys::InvalidBuffer as pg_sys::Buffer);
+            }
+            IoMethod::ReadStream => {
+                self.reader.queue.refill(&self.blocks[from..]);
+                let queue = self.reader.queue.ptr;
+                let stream = match self.reader.reuse {
+                    StreamReuse::Reset => match self.reader.kept_stream.take() {
+                        Some(stream) => {
+                            stream.reset();
+                            stream
+                        }
+                        None => Stream::begin(self.reader.rel, self.reader.maintenance, queue),
+                    },
+                    StreamReuse::PerHop => {
+                        Stream::begin(self.reader.rel, self.reader.maintenance, queue)
+                    }
+                };
+                self.stream = Some(stream);
+                self.mode = Mode::Stream;
+            }
+        }
+    }
+
+    /// Prefetch mode: tops the window up, then reads `block` (the one at `pos`).
+    fn next_prefetched(&mut self, block: BlockNumber) -> PinnedPage {
+        self.issued = self.issued.max(self.pos + 1);
+        while self.issued < self.blocks.len() && self.reader.hints.len() < self.budget {
+            let ahead = self.blocks[self.issued];
+            if !self.reader.hints.iter().any(|h| h.block == ahead) {
+                let (recent, started) = self.reader.prefetch(ahead);
+                self.recent[self.issued] = recent;
+                if started {
+                    self.reader.hints.push(Hint {
+                        block: ahead,
+                        hop: self.reader.hop,
+                    });
+                }
+            }
+            self.issued += 1;
+        }
+        self.reader.counters.in_flight_sum += self.reader.hints.len() as u64;
+        self.reader.counters.in_flight_samples += 1;
+        let hinted = self.reader.take_hint(block);
+        let reads = BufferUsage::now().reads;
+        let page = match self.recent[self.pos] {
+            b if b != pg_sys::InvalidBuffer as pg_sys::Buffer => self
+                .reader
+                .rel
+                .pin_recent_page(block, b)
+                .unwrap_or_else(|| self.reader.rel.pin_page(block)),
+            _ => self.reader.rel.pin_page(block),
+        };
+        if hinted && BufferUsage::now().reads != reads {
+            self.reader.counters.prefetched += 1;
+        }
+        page
+    }
+
+    /// Stream mode: the stream's next buffer, which is `block`'s.
+    fn next_streamed(&mut self, block: BlockNumber) -> PinnedPage {
+        let stream = self.stream.as_ref().expect("stream mode has a stream");
+        let consumed = self.pos + 1;
+        let page = stream.next(block);
+        let (queued, len) = self.reader.queue.progress();
+        let handed = queued + (self.blocks.len() - len);
+        self.reader.counters.in_flight_sum += handed.saturating_sub(consumed) as u64;
+        self.reader.counters.in_flight_samples += 1;
+        // A hinted block the stream read: its read is counted with the stream's.
+        self.reader.take_hint(block);
+        page
+    }
+}
+
+impl Drop for BatchRead<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // Unwinding from an ERROR: the stream's own drop leaves it to the abort.
+            return;
+        }
+        // Release what a stream still holds (a batch left before its end) before counting.
+        if let Some(stream) = self.stream.take() {
+            match self.reader.reuse {
+                StreamReuse::Reset => self.reader.kept_stream = Some(stream),
+                StreamReuse::PerHop => stream.end(),
+            }
+        }
+        let now = BufferUsage::now();
+        let reads = (now.reads - self.usage.reads).max(0) as u64;
+        let hits = (now.hits - self.usage.hits).max(0) as u64;
+        let counters = &mut self.reader.counters;
+        counters.reads += reads;
+        counters.hits += hits;
+        if self.mode == Mode::Stream {
+            // Every read the stream made but its first was started ahead of the walk.
+            counters.prefetched += reads.saturating_sub(1);
+        }
+        if self.mode != Mode::Plain && reads == 0 {
+            self.reader.cold = false;
+        }
+    }
+}
+
+/// Shared + local buffer hits and reads of this backend so far.
+#[derive(Clone, Copy, Debug)]
+struct BufferUsage {
+    hits: i64,
+    reads: i64,
+}
+
+impl BufferUsage {
+    fn now() -> Self {
+        // SAFETY: pgBufferUsage is a plain struct of counters owned by this backend; reading
+        // it by value through a raw pointer has no side effect.
+        let usage = unsafe { std::ptr::addr_of!(pg_sys::pgBufferUsage).read() };
+        BufferUsage {
+            hits: usage.shared_blks_hit + usage.local_blks_hit,
+            reads: usage.shared_blks_read + usage.local_blks_read,
+        }
+    }
+}
+
+/// The tablespace's `effective_io_concurrency` (or `maintenance_io_concurrency`).
+fn tablespace_io_concurrency(rel: Relation, maintenance: bool) -> usize {
+    // SAFETY: the relation is open, so rd_rel is valid; the spccache lookups only read
+    // catalogs (InvalidOid means the database's default tablespace).
+    let n = unsafe {
+        let spc = (*(*rel.raw).rd_rel).reltablespace;
+        if maintenance {
+            pg_sys::get_tablespace_maintenance_io_concurrency(spc)
+        } else {
+            pg_sys::get_tablespace_io_concurrency(spc)
+        }
+    };
+    usize::try_from(n).unwrap_or(0)
+}
+
+impl Relation {
+    /// Pins `block` through a buffer `PrefetchBuffer` found it in (`ReadRecentBuffer`), or
+    /// `None` if that buffer holds another block by now.
+    fn pin_recent_page(&self, block: BlockNumber, recent: pg_sys::Buffer) -> Option<PinnedPage> {
+        // SAFETY: the relation is open; ReadRecentBuffer checks the buffer's tag before
+        // keeping the pin it takes, and returns false (with no pin) if it does not match.
+        let pinned = unsafe {
+            pg_sys::ReadRecentBuffer(
+                relation_locator(self.raw),
+                self.fork.number(),
+                block,
+                recent,
+            )
+        };
+        // SAFETY: on success the buffer is pinned once by this backend, unlocked.
+        pinned.then(|| unsafe { PinnedPage::from_pinned(recent) })
+    }
+}
+
+#[cfg(feature = "pg15")]
+fn relation_locator(rel: pg_sys::Relation) -> pg_sys::RelFileNode {
+    // SAFETY: rel is an open relation.
+    unsafe { (*rel).rd_node }
+}
+
+#[cfg(not(feature = "pg15"))]
+fn relation_locator(rel: pg_sys::Relation) -> pg_sys::RelFileLocator {
+    // SAFETY: rel is an open relation.
+    unsafe { (*rel).rd_locator }
+}
+
+/// A read stream over a [`StreamQueue`] (PG 17+).
+struct Stream {
+    #[cfg(any(feature = "pg17", feature = "pg18"))]
+    raw: *mut pg_sys::ReadStream,
+}
+
+#[cfg(any(feature = "pg17", feature = "pg18"))]
+impl Stream {
+    fn begin(rel: Relation, maintenance: bool, queue: *mut StreamQueue) -> Self {
+        let mut flags = pg_sys::READ_STREAM_FULL;
+        if maintenance {
+            flags |= pg_sys::READ_STREAM_MAINTENANCE;
+        }
+        #[cfg(feature = "pg18")]
+        {
+            // The callback neither blocks nor takes locks.
+            flags |= pg_sys::READ_STREAM_USE_BATCHING;
+        }
+        // SAFETY: the relation is open; `queue` is boxed by the reader and outlives the
+        // stream (ended by the batch or the reader that owns the box); the callback only reads
+        // it. The stream is allocated in the current memory context, which outlives the walk.
+        let raw = unsafe {
+            pg_sys::read_stream_begin_relation(
+                flags as i32,
+                std::ptr::null_mut(),
+                rel.raw,
+                rel.fork.number(),
+                Some(next_queued_block),
+                queue.cast(),
+                0,
+            )
+        };
+        Stream { raw }
+    }
+
+    /// The stream's next buffer, which must be `block`'s, pinned.
+    fn next(&self, block: BlockNumber) -> PinnedPage {
+        // SAFETY: the stream is live; the buffer it returns is pinned once for us.
+        let buffer = unsafe { pg_sys::read_stream_next_buffer(self.raw, std::ptr::null_mut()) };
+        assert!(
+            buffer != pg_sys::InvalidBuffer as pg_sys::Buffer,
+            "read stream ended before block {block}"
+        );
+        // SAFETY: a valid buffer pinned once by this backend and not locked.
+        let page = unsafe { PinnedPage::from_pinned(buffer) };
+        debug_assert_eq!(page.block(), block);
+        page
+    }
+
+    /// Releases what the stream still holds and lets it start again at distance one.
+    fn reset(&self) {
+        // SAFETY: the stream is live and its queue (re-filled by the caller) is valid.
+        unsafe { pg_sys::read_stream_reset(self.raw) }
+    }
+
+    fn end(self) {
+        drop(self)
+    }
+}
+
+#[cfg(any(feature = "pg17", feature = "pg18"))]
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // Unwinding from an ERROR: the abort releases the pins and frees the memory;
+            // calling into the stream now could raise another error.
+            return;
+        }
+        // SAFETY: the stream is live; read_stream_end releases its pins and frees it.
+        unsafe { pg_sys::read_stream_end(self.raw) }
+    }
+}
+
+#[cfg(not(any(feature = "pg17", feature = "pg18")))]
+impl Stream {
+    fn begin(_rel: Relation, _maintenance: bool, _queue: *mut StreamQueue) -> Self {
+        unreachable!("read streams need PostgreSQL 17")
+    }
+    fn next(&self, _block: BlockNumber) -> PinnedPage {
+        unreachable!("read streams need PostgreSQL 17")
+    }
+    fn reset(&self) {}
+    fn end(self) {}
+}
+
+/// The read stream's callback: the next block of the queue, or the end of the stream.
+#[cfg(any(feature = "pg17", feature = "pg18"))]
+unsafe extern "C-unwind" fn next_queued_block(
+    _stream: *mut pg_sys::ReadStream,
+    private: *mut std::ffi::c_void,
+    _per_buffer_data: *mut std::ffi::c_void,
+) -> pg_sys::BlockNumber {
+    // SAFETY: private is the StreamQueue given to read_stream_begin_relation, alive and not
+    // borrowed elsewhere while the stream runs (the batch only reads it between calls).
+    let queue = unsafe { &mut *private.cast::<StreamQueue>() };
+    match queue.blocks.get(queue.next) {
+        Some(&block) => {
+            queue.next += 1;
+            block
+        }
+        None => pg_sys::InvalidBlockNumber,
+    }
+}
