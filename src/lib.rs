@@ -38,6 +38,7 @@ pub mod types;
 #[::pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     am::options::init();
+    am::scan_stats::init();
 }
 
 #[cfg(test)]

@@ -21,8 +21,8 @@ the harness
 Cache modes are small classes (see CacheMode): "shared" prewarms the index into
 shared_buffers; "os" evicts the index from shared_buffers before every query with
 pg_buffercache_evict_relation (PostgreSQL 18), so its pages come from the OS page
-cache. A "cold" mode (server in a memory cgroup, page cache dropped per query) fits
-the same interface; see ColdCache.
+cache. Cold-cache runs (server in a memory cgroup, page cache dropped) are a separate
+script, cold.py, which reuses this one's building blocks.
 
 Only the Python standard library and psql are used. Run `bench.py --help`.
 """
@@ -78,6 +78,9 @@ class Server:
     port: int
     root: Path  # holds data/, the socket and the log
     settings: dict[str, str]
+    # Prefix of the pg_ctl start command, e.g. a wrapper that enters a memory cgroup first
+    # so that the postmaster and every process it forks are born inside it (cold.py).
+    launcher: list[str] = field(default_factory=list)
     last_stderr: str = field(default="", init=False)
 
     @property
@@ -113,8 +116,9 @@ class Server:
         self.stop()
         opts = f"-p {self.port} -k {self.sockdir} -c listen_addresses=''"
         subprocess.run(
-            as_postgres([str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-w", "-l",
-                         str(self.root / "server.log"), "-o", opts, "start"]),
+            [*self.launcher,
+             *as_postgres([str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-w", "-l",
+                           str(self.root / "server.log"), "-o", opts, "start"])],
             check=True, stdout=subprocess.DEVNULL, env=server_env())
 
     def stop(self) -> None:
@@ -283,7 +287,10 @@ END $$;
 """
 
 
-def load_dataset(srv: Server, ds: Dataset, items: Path, queries: Path) -> None:
+def load_dataset(srv: Server, ds: Dataset, items: Path, queries: Path,
+                 keep_index: bool = False) -> None:
+    """Creates the data set's database unless it is loaded already; an existing index is
+    dropped unless keep_index (cold.py keeps its index between runs)."""
     db = ds.database
     signature = f"{ds.signature} {srv.extension_fingerprint()}"
     if srv.database_exists(db):
@@ -292,7 +299,8 @@ def load_dataset(srv: Server, ds: Dataset, items: Path, queries: Path) -> None:
         except RuntimeError:  # an interrupted load
             loaded = ""
         if loaded == signature:
-            srv.psql(f"DROP INDEX IF EXISTS {INDEX}", db)
+            if not keep_index:
+                srv.psql(f"DROP INDEX IF EXISTS {INDEX}", db)
             srv.psql(BENCH_FUNCTIONS, db)
             return
         srv.psql(f"DROP DATABASE {db}")
@@ -392,23 +400,17 @@ class PageCache(CacheMode):
 
 
 class ColdCache(CacheMode):
-    """Index neither in shared_buffers nor in the page cache (not implemented yet).
+    """Index neither in shared_buffers nor in the page cache: not a mode of this script.
 
-    Plan: start the server inside a memory cgroup v1 (/sys/fs/cgroup/memory/NAME with
-    memory.limit_in_bytes well below the index size, the postmaster pid written to
-    cgroup.procs), and before each query evict the index from shared_buffers and drop
-    its pages from the page cache (echo 1 > /proc/sys/vm/drop_caches, or per file with
-    os.posix_fadvise(POSIX_FADV_DONTNEED) on pg_relation_filepath(index) and its
-    segments). Because that happens outside the server, such a mode runs one query per
-    call of bench_run and does its work from Python between calls. The blocks each
-    query reads come from the bench_buffers pass (EXPLAIN (ANALYZE, BUFFERS)).
+    Cold runs need the server inside a memory cgroup and the page cache dropped between
+    runs, with their own sweep of settings; benches/hnsw/cold.py does that.
     """
 
     name = "cold"
     label = "index on disk only"
 
     def prepare(self, srv: Server, db: str) -> dict:
-        raise NotImplementedError("cold mode: see ColdCache docstring")
+        raise NotImplementedError("cold cache: run benches/hnsw/cold.py")
 
 
 CACHE_MODES = {m.name: m for m in (SharedBuffers(), PageCache(), ColdCache())}
@@ -671,7 +673,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="builds per side and data set, alternating which side goes first")
     p.add_argument("--modes", default="shared,os",
                    help="cache modes: shared (index prewarmed in shared_buffers), os (index "
-                        "evicted from shared_buffers before each query), cold (not yet)")
+                        "evicted from shared_buffers before each query); for cold caches see "
+                        "cold.py")
     p.add_argument("--chunk", type=int, default=50,
                    help="queries per chunk; chunks alternate between the servers")
     p.add_argument("--no-buffers", dest="buffers", action="store_false",

@@ -9,6 +9,7 @@ SELECT p.oid::regprocedure AS function, p.prorettype::regtype AS returns, p.pros
        p.provolatile, p.proisstrict, p.proparallel, l.lanname
   FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
   WHERE p.proname LIKE 'hnsw%'
+    AND p.proname <> 'hnsw_last_scan_stats' -- ours, not pgvector's: see hnsw_io
   ORDER BY p.oid::regprocedure::text;
 
 -- operator classes and families (none is the default for its type)

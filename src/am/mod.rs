@@ -9,6 +9,7 @@ pub mod handler;
 pub mod insert;
 pub mod options;
 pub mod scan;
+pub mod scan_stats;
 pub mod typeinfo;
 pub mod vacuum;
 pub mod validate;

@@ -25,13 +25,14 @@
 
 use crate::am::graph::PageGraph;
 use crate::am::options;
+use crate::am::scan_stats::{record_finished_scan, ScanCounters};
 use crate::am::typeinfo::Value;
 use crate::storage::{Fork, ItemPointer, Relation};
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::OnceLock;
 use vector_hnsw::{
-    AllocSetLayout, ContextEvent, IterativeScan, Scan, ScanMemoryConfig, ScanParams,
+    AllocSetLayout, ContextEvent, IterativeScan, Scan, ScanMemoryConfig, ScanParams, SearchStats,
 };
 
 /// Everything one index scan keeps between calls.
@@ -45,6 +46,56 @@ struct ScanState {
     max_memory: usize,
     /// Memory context for Postgres allocations made while searching; reset by `amrescan`.
     tmp_ctx: pg_sys::MemoryContext,
+    /// Hops and visits of the searches before the last rescan.
+    earlier: SearchStats,
+}
+
+impl ScanState {
+    /// What this scan did so far, over all its rescans.
+    fn counters(&self) -> ScanCounters {
+        let mut stats = self.earlier;
+        if let Some(search) = &self.search {
+            stats.add(&search.stats());
+        }
+        ScanCounters {
+            hops: stats.hops,
+            visited: stats.visited,
+            io: self.graph.io_counters(),
+        }
+    }
+
+    /// Ends the current search (a rescan), keeping its counters.
+    fn end_search(&mut self) {
+        if let Some(search) = self.search.take() {
+            self.earlier.add(&search.stats());
+        }
+    }
+}
+
+/// The counters of an index scan, if `desc` is a live scan of an hnsw index.
+///
+/// # Safety
+///
+/// `desc` is null or a live index scan descriptor.
+#[cfg_attr(not(feature = "pg18"), allow(dead_code))]
+pub unsafe fn counters_of(desc: pg_sys::IndexScanDesc) -> Option<ScanCounters> {
+    // SAFETY: per the contract; an hnsw scan's opaque is our ScanOpaque, told apart from
+    // other access methods by the index's amgettuple, and its state is null once ended.
+    unsafe {
+        if desc.is_null() || (*desc).opaque.is_null() {
+            return None;
+        }
+        let am = (*(*desc).indexRelation).rd_indam;
+        if am.is_null()
+            || (*am).amgettuple.map(|f| f as *const () as usize)
+                != Some(get_tuple as *const () as usize)
+        {
+            return None;
+        }
+        let opaque = (*desc).opaque.cast::<ScanOpaque>();
+        let state = (*opaque).state;
+        (!state.is_null()).then(|| (*state).counters())
+    }
 }
 
 /// What `scan->opaque` points to: a Postgres allocation that also carries the context callback
@@ -108,6 +159,7 @@ pub unsafe extern "C-unwind" fn begin_scan(
         pending: Vec::new(),
         max_memory,
         tmp_ctx,
+        earlier: SearchStats::default(),
     });
     // SAFETY: the ScanOpaque is palloc'd in the current context (the one the scan descriptor
     // lives in), initialized before the callback that reads it is registered.
@@ -145,7 +197,7 @@ pub unsafe extern "C-unwind" fn rescan(
             std::ptr::copy(orderbys, s.orderByData, s.numberOfOrderBys as usize);
         }
         let state = state(scan);
-        state.search = None;
+        state.end_search();
         state.pending.clear();
         pg_sys::MemoryContextReset(state.tmp_ctx);
     }
@@ -422,6 +474,7 @@ pub unsafe extern "C-unwind" fn end_scan(scan: pg_sys::IndexScanDesc) {
         let state = std::mem::replace(&mut (*opaque).state, std::ptr::null_mut());
         if !state.is_null() {
             let state = Box::from_raw(state);
+            record_finished_scan(state.counters());
             pg_sys::MemoryContextDelete(state.tmp_ctx);
             drop(state);
         }

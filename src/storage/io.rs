@@ -3,8 +3,7 @@
 //! following ones is already under way.
 //!
 //! * [`IoMethod::Prefetch`]: `PrefetchBuffer` hints kept in a window of at most `budget`
-//!   reads in flight, topped up as each block is consumed, then `ReadRecentBuffer` /
-//!   `ReadBuffer`.
+//!   reads in flight, topped up as each block is consumed, then `ReadBuffer`.
 //! * [`IoMethod::ReadStream`] (PG 17+): one read stream per hop, begun with
 //!   `READ_STREAM_FULL` so it starts at full distance instead of ramping up from one block
 //!   (a stream reset between hops ramps up again from one: [`StreamReuse`] keeps that variant
@@ -263,7 +262,6 @@ impl BlockReader {
             mode: Mode::Plain,
             budget,
             issued: 0,
-            recent: Vec::new(),
             stream: None,
         };
         if batch.reader.is_cold() {
@@ -287,7 +285,7 @@ impl BlockReader {
             if self.hints.iter().any(|h| h.block == block) {
                 continue;
             }
-            if self.prefetch(block).1 {
+            if self.prefetch(block) {
                 self.hints.push(Hint {
                     block,
                     hop: self.hop,
@@ -296,13 +294,13 @@ impl BlockReader {
         }
     }
 
-    /// `PrefetchBuffer(block)`: the buffer if it is in shared buffers, and whether a read was
-    /// started.
-    fn prefetch(&self, block: BlockNumber) -> (pg_sys::Buffer, bool) {
+    /// `PrefetchBuffer(block)`: whether a read was started (false when the block is in shared
+    /// buffers already).
+    fn prefetch(&self, block: BlockNumber) -> bool {
         // SAFETY: the relation is open (Relation's contract) and the block exists (the walk
         // only asks for blocks referenced by the index); PrefetchBuffer pins nothing.
         let result = unsafe { pg_sys::PrefetchBuffer(self.rel.raw, self.rel.fork.number(), block) };
-        (result.recent_buffer, result.initiated_io)
+        result.initiated_io
     }
 
     /// Forgets a consumed hint; true if there was one.
@@ -361,8 +359,6 @@ pub struct BatchRead<'a> {
     budget: usize,
     /// Prefetch mode: blocks up to here have been looked up / hinted.
     issued: usize,
-    /// Prefetch mode: buffers found by the look-up, by position (invalid if none).
-    recent: Vec<pg_sys::Buffer>,
     stream: Option<Stream>,
     usage: BufferUsage,
 }
@@ -400,9 +396,6 @@ impl BatchRead<'_> {
             IoMethod::Prefetch => {
                 self.mode = Mode::Prefetch;
                 self.issued = from;
-                self.recent.clear();
-                self.recent
-                    .resize(self.blocks.len(), pg_sys::InvalidBuffer as pg_sys::Buffer);
             }
             IoMethod::ReadStream => {
                 self.reader.queue.refill(&self.blocks[from..]);
@@ -431,9 +424,7 @@ impl BatchRead<'_> {
         while self.issued < self.blocks.len() && self.reader.hints.len() < self.budget {
             let ahead = self.blocks[self.issued];
             if !self.reader.hints.iter().any(|h| h.block == ahead) {
-                let (recent, started) = self.reader.prefetch(ahead);
-                self.recent[self.issued] = recent;
-                if started {
+                if self.reader.prefetch(ahead) {
                     self.reader.hints.push(Hint {
                         block: ahead,
                         hop: self.reader.hop,
@@ -446,14 +437,9 @@ impl BatchRead<'_> {
         self.reader.counters.in_flight_samples += 1;
         let hinted = self.reader.take_hint(block);
         let reads = BufferUsage::now().reads;
-        let page = match self.recent[self.pos] {
-            b if b != pg_sys::InvalidBuffer as pg_sys::Buffer => self
-                .reader
-                .rel
-                .pin_recent_page(block, b)
-                .unwrap_or_else(|| self.reader.rel.pin_page(block)),
-            _ => self.reader.rel.pin_page(block),
-        };
+        // A plain read even when the look-up found the buffer: ReadRecentBuffer would not
+        // count as a use for the clock sweep, and evictions would then differ from `off`.
+        let page = self.reader.rel.pin_page(block);
         if hinted && BufferUsage::now().reads != reads {
             self.reader.counters.prefetched += 1;
         }
@@ -536,37 +522,6 @@ fn tablespace_io_concurrency(rel: Relation, maintenance: bool) -> usize {
         }
     };
     usize::try_from(n).unwrap_or(0)
-}
-
-impl Relation {
-    /// Pins `block` through a buffer `PrefetchBuffer` found it in (`ReadRecentBuffer`), or
-    /// `None` if that buffer holds another block by now.
-    fn pin_recent_page(&self, block: BlockNumber, recent: pg_sys::Buffer) -> Option<PinnedPage> {
-        // SAFETY: the relation is open; ReadRecentBuffer checks the buffer's tag before
-        // keeping the pin it takes, and returns false (with no pin) if it does not match.
-        let pinned = unsafe {
-            pg_sys::ReadRecentBuffer(
-                relation_locator(self.raw),
-                self.fork.number(),
-                block,
-                recent,
-            )
-        };
-        // SAFETY: on success the buffer is pinned once by this backend, unlocked.
-        pinned.then(|| unsafe { PinnedPage::from_pinned(recent) })
-    }
-}
-
-#[cfg(feature = "pg15")]
-fn relation_locator(rel: pg_sys::Relation) -> pg_sys::RelFileNode {
-    // SAFETY: rel is an open relation.
-    unsafe { (*rel).rd_node }
-}
-
-#[cfg(not(feature = "pg15"))]
-fn relation_locator(rel: pg_sys::Relation) -> pg_sys::RelFileLocator {
-    // SAFETY: rel is an open relation.
-    unsafe { (*rel).rd_locator }
 }
 
 /// A read stream over a [`StreamQueue`] (PG 17+).
