@@ -500,11 +500,13 @@ struct BufferUsage {
 impl BufferUsage {
     fn now() -> Self {
         // SAFETY: pgBufferUsage is a plain struct of counters owned by this backend; reading
-        // it by value through a raw pointer has no side effect.
-        let usage = unsafe { std::ptr::addr_of!(pg_sys::pgBufferUsage).read() };
-        BufferUsage {
-            hits: usage.shared_blks_hit + usage.local_blks_hit,
-            reads: usage.shared_blks_read + usage.local_blks_read,
+        // four of its fields through a raw pointer has no side effect.
+        unsafe {
+            let usage = std::ptr::addr_of!(pg_sys::pgBufferUsage);
+            BufferUsage {
+                hits: (*usage).shared_blks_hit + (*usage).local_blks_hit,
+                reads: (*usage).shared_blks_read + (*usage).local_blks_read,
+            }
         }
     }
 }
