@@ -178,6 +178,8 @@ pub struct BlockReader {
     reuse: StreamReuse,
     /// The tablespace's I/O concurrency (0 disables overlapping).
     io_concurrency: usize,
+    /// Streams also get `PrefetchBuffer` hints (the server's `io_method` is `worker`).
+    advise_streams: bool,
     /// A read since the last hop without reads.
     cold: bool,
     hints: Vec<Hint>,
@@ -202,6 +204,7 @@ impl BlockReader {
             maintenance: settings.maintenance,
             reuse: settings.reuse,
             io_concurrency,
+            advise_streams: READ_STREAMS && server_io_method_is_worker(),
             cold: false,
             hints: Vec::new(),
             hop: 0,
@@ -420,19 +423,7 @@ impl BatchRead<'_> {
 
     /// Prefetch mode: tops the window up, then reads `block` (the one at `pos`).
     fn next_prefetched(&mut self, block: BlockNumber) -> PinnedPage {
-        self.issued = self.issued.max(self.pos + 1);
-        while self.issued < self.blocks.len() && self.reader.hints.len() < self.budget {
-            let ahead = self.blocks[self.issued];
-            if !self.reader.hints.iter().any(|h| h.block == ahead) {
-                if self.reader.prefetch(ahead) {
-                    self.reader.hints.push(Hint {
-                        block: ahead,
-                        hop: self.reader.hop,
-                    });
-                }
-            }
-            self.issued += 1;
-        }
+        self.top_up_hints();
         self.reader.counters.in_flight_sum += self.reader.hints.len() as u64;
         self.reader.counters.in_flight_samples += 1;
         let hinted = self.reader.take_hint(block);
@@ -446,8 +437,28 @@ impl BatchRead<'_> {
         page
     }
 
+    /// Hints the blocks after the one at `pos` until `budget` hinted reads are in flight.
+    fn top_up_hints(&mut self) {
+        self.issued = self.issued.max(self.pos + 1);
+        while self.issued < self.blocks.len() && self.reader.hints.len() < self.budget {
+            let ahead = self.blocks[self.issued];
+            if !self.reader.hints.iter().any(|h| h.block == ahead) && self.reader.prefetch(ahead) {
+                self.reader.hints.push(Hint {
+                    block: ahead,
+                    hop: self.reader.hop,
+                });
+            }
+            self.issued += 1;
+        }
+    }
+
     /// Stream mode: the stream's next buffer, which is `block`'s.
     fn next_streamed(&mut self, block: BlockNumber) -> PinnedPage {
+        if self.reader.advise_streams {
+            // I/O workers read one block each at a time: the kernel's read-ahead, started by
+            // the hints, gives the stream the concurrency the budget allows.
+            self.top_up_hints();
+        }
         let stream = self.stream.as_ref().expect("stream mode has a stream");
         let consumed = self.pos + 1;
         let page = stream.next(block);
@@ -508,6 +519,20 @@ impl BufferUsage {
                 reads: (*usage).shared_blks_read + (*usage).local_blks_read,
             }
         }
+    }
+}
+
+/// Whether the server runs its asynchronous I/O through worker processes (PG 18's
+/// `io_method = worker`, the default): each worker reads one block at a time, so a stream's
+/// reads in flight are bounded by `io_workers` unless the kernel reads ahead for it. (With
+/// `io_uring` the reads are truly asynchronous; with `sync` the stream issues the same hints
+/// itself.)
+fn server_io_method_is_worker() -> bool {
+    // SAFETY: GetConfigOption with missing_ok returns NULL or a string owned by the GUC
+    // machinery, read at once.
+    unsafe {
+        let value = pg_sys::GetConfigOption(c"io_method".as_ptr(), true, false);
+        !value.is_null() && std::ffi::CStr::from_ptr(value).to_bytes() == b"worker"
     }
 }
 
