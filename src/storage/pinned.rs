@@ -65,6 +65,7 @@ impl PinnedPage {
     /// # Safety
     ///
     /// `buffer` is valid and pinned by this backend, and nothing else will unpin it.
+    #[cfg_attr(not(any(feature = "pg17", feature = "pg18")), allow(dead_code))]
     pub(super) unsafe fn from_pinned(buffer: pg_sys::Buffer) -> Self {
         PinnedPage { buffer }
     }
