@@ -29,6 +29,7 @@ use super::page::BlockNumber;
 use super::pinned::PinnedPage;
 use super::Relation;
 use pgrx::pg_sys;
+use std::cell::Cell;
 
 /// How a walk reads the blocks of a hop (`hnsw.io_method`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,6 +171,12 @@ impl Drop for QueueBox {
     }
 }
 
+thread_local! {
+    /// Whether the last walk of this backend ended cold: the next one (the next insert of a
+    /// bulk load, the next query) starts overlapping from its first hop.
+    static LAST_WALK_COLD: Cell<bool> = const { Cell::new(false) };
+}
+
 /// Reads the blocks of a walk's hops (see the module documentation). One per walk.
 pub struct BlockReader {
     rel: Relation,
@@ -205,7 +212,7 @@ impl BlockReader {
             reuse: settings.reuse,
             io_concurrency,
             advise_streams: READ_STREAMS && server_io_method_is_worker(),
-            cold: false,
+            cold: LAST_WALK_COLD.with(Cell::get),
             hints: Vec::new(),
             hop: 0,
             hint_lifetime: 4,
@@ -338,6 +345,13 @@ impl BlockReader {
             std::mem::forget(stream);
         }
         self.hints.clear();
+    }
+}
+
+impl Drop for BlockReader {
+    fn drop(&mut self) {
+        // (Its stream, if any, ends in its own drop, before the queue it reads is freed.)
+        LAST_WALK_COLD.with(|last| last.set(self.cold));
     }
 }
 
