@@ -197,6 +197,8 @@ pub struct BlockReader {
     advise_streams: bool,
     /// A read since the last hop without reads.
     cold: bool,
+    /// The last hop's plain reads missed shared buffers.
+    missed_last_hop: bool,
     hints: Vec<Hint>,
     /// Hops started (stamps hints).
     hop: u64,
@@ -221,6 +223,7 @@ impl BlockReader {
             io_concurrency,
             advise_streams: READ_STREAMS && server_io_method_is_worker(),
             cold: LAST_WALK_COLD.with(Cell::get),
+            missed_last_hop: false,
             hints: Vec::new(),
             hop: 0,
             hint_lifetime: 4,
@@ -283,7 +286,10 @@ impl BlockReader {
             stream: None,
             device_misses: 0,
             page_cache_misses: 0,
+            timing: false,
+            missed: false,
         };
+        batch.timing = batch.reader.missed_last_hop || batch.reader.is_cold();
         if batch.reader.is_cold() {
             if batch.reader.method == IoMethod::ReadStream && batch.reader.advise_streams {
                 // The first block is read plainly as a probe (see next_plain), the others
@@ -396,9 +402,13 @@ pub struct BatchRead<'a> {
     issued: usize,
     stream: Option<Stream>,
     usage: BufferUsage,
-    /// Plain reads of this hop that missed shared buffers, by where they came from.
+    /// Timed plain reads of this hop that missed shared buffers, by where they came from.
     device_misses: u32,
     page_cache_misses: u32,
+    /// Time the next plain read.
+    timing: bool,
+    /// A plain read of this hop missed shared buffers.
+    missed: bool,
 }
 
 /// Where a read that missed shared buffers came from, judged by its time.
@@ -435,24 +445,30 @@ impl BatchRead<'_> {
         page
     }
 
-    /// Pins `block`; for a miss of shared buffers, whether it came from a device. Records it
-    /// for the end-of-hop decision.
+    /// Pins `block`; for a timed miss of shared buffers, whether it came from a device.
+    /// Records it for the end-of-hop decision. Reads are timed only once a miss is expected
+    /// (after one in this hop or the previous one, and the probe of a cold hop), and one
+    /// sample per hop is enough: an index in shared buffers never reads the clock.
     fn timed_pin(&mut self, block: BlockNumber) -> (PinnedPage, Option<Miss>) {
         let reads = BufferUsage::now().reads;
-        let started = Instant::now();
+        let started = self.timing.then(Instant::now);
         let page = self.reader.rel.pin_page(block);
         if BufferUsage::now().reads == reads {
             return (page, None);
         }
+        self.missed = true;
+        let Some(started) = started else {
+            self.timing = true;
+            return (page, None);
+        };
+        self.timing = false;
         let miss = if started.elapsed() > DEVICE_READ {
+            self.device_misses += 1;
             Miss::Device
         } else {
+            self.page_cache_misses += 1;
             Miss::PageCache
         };
-        match miss {
-            Miss::Device => self.device_misses += 1,
-            Miss::PageCache => self.page_cache_misses += 1,
-        }
         (page, Some(miss))
     }
 
@@ -567,6 +583,7 @@ impl Drop for BatchRead<'_> {
             // Every read the stream made but its first was started ahead of the walk.
             counters.prefetched += reads.saturating_sub(1);
         }
+        self.reader.missed_last_hop = self.missed;
         // Warm again after a hop without reads, or whose timed reads all came from the
         // kernel's page cache (reads requested ahead always look fast, so they do not count).
         if self.reader.cold
