@@ -71,7 +71,7 @@ static ITERATIVE_SCAN: PgCell<c_int> = PgCell::new(0);
 static MAX_SCAN_TUPLES: PgCell<c_int> = PgCell::new(20000);
 static SCAN_MEM_MULTIPLIER: PgCell<f64> = PgCell::new(1.0);
 static RELOPT_KIND: PgCell<pg_sys::relopt_kind::Type> = PgCell::new(0);
-static IO_METHOD: PgCell<c_int> = PgCell::new(DEFAULT_IO_METHOD);
+static IO_METHOD: PgCell<c_int> = PgCell::new(IO_PREFETCH);
 static PREFETCH_LOOKAHEAD: PgCell<c_int> = PgCell::new(DEFAULT_PREFETCH_LOOKAHEAD);
 static STREAM_RESET: PgCell<bool> = PgCell::new(false);
 
@@ -79,14 +79,9 @@ static STREAM_RESET: PgCell<bool> = PgCell::new(false);
 const IO_OFF: c_int = 0;
 const IO_PREFETCH: c_int = 1;
 const IO_READ_STREAM: c_int = 2;
-/// Read streams where the server has them (PG 17+), prefetch hints before.
-const DEFAULT_IO_METHOD: c_int = if crate::storage::io::READ_STREAMS {
-    IO_READ_STREAM
-} else {
-    IO_PREFETCH
-};
-/// `hnsw.prefetch_lookahead` default (see the benchmark in README.md).
-pub const DEFAULT_PREFETCH_LOOKAHEAD: c_int = 2;
+/// `hnsw.prefetch_lookahead` default: look-ahead cost more reads than it saved time in every
+/// measurement of README.md's cold benchmark (eic 1..64, 100k x 768).
+pub const DEFAULT_PREFETCH_LOOKAHEAD: c_int = 0;
 /// `hnsw.prefetch_lookahead` upper bound.
 const MAX_PREFETCH_LOOKAHEAD: c_int = 64;
 
@@ -255,7 +250,7 @@ pub fn init() {
             c"Sets how HNSW graph walks overlap their page reads".as_ptr(),
             c"read_stream (PostgreSQL 17+) or prefetch overlap the reads of each hop within effective_io_concurrency; off reads one page at a time.".as_ptr(),
             IO_METHOD.as_ptr(),
-            DEFAULT_IO_METHOD,
+            default_io_method(),
             IO_METHOD_OPTIONS.0.as_ptr(),
             pg_sys::GucContext::PGC_USERSET,
             0,
@@ -409,5 +404,18 @@ pub fn io_settings(maintenance: bool) -> IoSettings {
         } else {
             StreamReuse::PerHop
         },
+    }
+}
+
+/// The `hnsw.io_method` default: read streams where the server has them (PG 17+), unless its
+/// asynchronous I/O goes through worker processes (PG 18's `io_method = worker`, the
+/// default): there every stream read is a round trip to one of `io_workers` processes, and
+/// `prefetch` measured faster at every effective_io_concurrency (README.md). Before 17,
+/// `prefetch`.
+fn default_io_method() -> c_int {
+    if crate::storage::io::READ_STREAMS && !crate::storage::io::server_io_method_is_worker() {
+        IO_READ_STREAM
+    } else {
+        IO_PREFETCH
     }
 }

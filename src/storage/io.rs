@@ -13,8 +13,8 @@
 //! * [`IoMethod::Off`]: plain synchronous `ReadBuffer` calls.
 //!
 //! The reader starts warm: blocks are read one by one with no extra call, so an index that is
-//! in shared buffers or in the kernel's page cache costs nothing more. The first read that
-//! misses both (it takes longer than [`DEVICE_READ`]) turns it cold, and the rest of that hop
+//! in shared buffers or in the kernel's page cache costs nothing more. Two reads of a hop that
+//! miss both (each takes longer than [`DEVICE_READ`]) turn it cold, and the rest of that hop
 //! and the following hops overlap their reads. A cold hop still reads its first block with a
 //! plain, timed read (while the others are already requested); a hop without reads, or whose
 //! plain reads all came from the page cache, turns the reader warm again.
@@ -436,7 +436,12 @@ impl BatchRead<'_> {
     /// cold and overlaps the rest of the hop (so does the probe read of a cold hop).
     fn next_plain(&mut self, block: BlockNumber) -> PinnedPage {
         let (page, miss) = self.timed_pin(block);
-        if miss == Some(Miss::Device) && self.reader.overlaps() {
+        // Two device reads in a hop, so that a page-cache read slowed down by a busy CPU
+        // does not switch a warm walk over.
+        if miss == Some(Miss::Device)
+            && (self.device_misses >= 2 || self.reader.cold)
+            && self.reader.overlaps()
+        {
             self.reader.cold = true;
         }
         if self.reader.is_cold() {
@@ -447,8 +452,8 @@ impl BatchRead<'_> {
 
     /// Pins `block`; for a timed miss of shared buffers, whether it came from a device.
     /// Records it for the end-of-hop decision. Reads are timed only once a miss is expected
-    /// (after one in this hop or the previous one, and the probe of a cold hop), and one
-    /// sample per hop is enough: an index in shared buffers never reads the clock.
+    /// (after one in this hop or the previous one, and the probe of a cold hop), until one
+    /// comes from the page cache: an index in shared buffers never reads the clock.
     fn timed_pin(&mut self, block: BlockNumber) -> (PinnedPage, Option<Miss>) {
         let reads = BufferUsage::now().reads;
         let started = self.timing.then(Instant::now);
@@ -461,11 +466,12 @@ impl BatchRead<'_> {
             self.timing = true;
             return (page, None);
         };
-        self.timing = false;
         let miss = if started.elapsed() > DEVICE_READ {
             self.device_misses += 1;
             Miss::Device
         } else {
+            // The page cache answers: no need to time the rest of this hop.
+            self.timing = false;
             self.page_cache_misses += 1;
             Miss::PageCache
         };
@@ -620,7 +626,7 @@ impl BufferUsage {
 /// reads in flight are bounded by `io_workers` unless the kernel reads ahead for it. (With
 /// `io_uring` the reads are truly asynchronous; with `sync` the stream issues the same hints
 /// itself.)
-fn server_io_method_is_worker() -> bool {
+pub fn server_io_method_is_worker() -> bool {
     // SAFETY: GetConfigOption with missing_ok returns NULL or a string owned by the GUC
     // machinery, read at once.
     unsafe {
