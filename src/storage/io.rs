@@ -275,6 +275,8 @@ impl BlockReader {
         self.expire_hints();
         self.counters.blocks += blocks.len() as u64;
         let budget = self.budget(fanout);
+        let cold = self.is_cold();
+        let timing = self.missed_last_hop || cold;
         let mut batch = BatchRead {
             usage: BufferUsage::now(),
             reader: self,
@@ -286,16 +288,13 @@ impl BlockReader {
             stream: None,
             device_misses: 0,
             page_cache_misses: 0,
-            timing: false,
+            timing,
             missed: false,
         };
-        batch.timing = batch.reader.missed_last_hop || batch.reader.is_cold();
-        if batch.reader.is_cold() {
+        if cold {
             if batch.reader.method == IoMethod::ReadStream && batch.reader.advise_streams {
                 // The first block is read plainly as a probe (see next_plain), the others
                 // are already on their way.
-                batch.pos = 0;
-                batch.issued = 1;
                 batch.top_up_hints();
             } else {
                 batch.overlap_from(0);

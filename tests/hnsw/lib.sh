@@ -90,5 +90,6 @@ check_pages() {
   sql "$1" -c "SELECT encode(get_raw_page('$2', b), 'hex')
                FROM generate_series(0, pg_relation_size('$2') / 8192 - 1) b" > "$work/pages.hex"
   sql "$1" -c "SELECT ctid FROM $3 WHERE ${ROWS:-v IS NOT NULL}" > "$work/ctids.txt"
-  python3 "$here/check_pages.py" "$work/pages.hex" "$work/ctids.txt" ${EXACT:+--exact}
+  python3 "$here/check_pages.py" "$work/pages.hex" "$work/ctids.txt" ${EXACT:+--exact} \
+    ${CONCURRENT:+--concurrent}
 }

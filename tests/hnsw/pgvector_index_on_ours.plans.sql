@@ -8,7 +8,10 @@ SELECT '[1]'::vector;  -- loads the library, so the hnsw.* settings exist
 -- Settings: definitions and errors.
 SELECT name, setting, unit, category, short_desc, extra_desc, context, vartype, min_val, max_val,
        enumvals, boot_val, reset_val
-FROM pg_settings WHERE name LIKE 'hnsw.%' ORDER BY name;
+FROM pg_settings WHERE name LIKE 'hnsw.%'
+  -- ours only (read settings; pgvector has no equivalent)
+  AND name NOT IN ('hnsw.io_method', 'hnsw.prefetch_lookahead')
+ORDER BY name;
 SET hnsw.ef_search = 0;
 SET hnsw.ef_search = 1001;
 SET hnsw.ef_search = 'abc';
