@@ -48,6 +48,13 @@ SET hnsw.iterative_scan = relaxed_order;
 SELECT count(*) FROM (SELECT id FROM docs WHERE id % 100 = 0
                       ORDER BY embedding <-> (SELECT embedding FROM docs WHERE id = 42) LIMIT 5) t;
 RESET hnsw.iterative_scan;
+\echo '== what the last search did: hops, elements, blocks hit or read, reads overlapped'
+SELECT * FROM hnsw_last_scan_stats();
+\echo '== the same counters in EXPLAIN (PostgreSQL 18; hnsw.io_method sets how reads overlap)'
+LOAD 'vector';
+SHOW hnsw.io_method;
+EXPLAIN (ANALYZE, HNSW, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
+SELECT id FROM docs ORDER BY embedding <-> (SELECT embedding FROM docs WHERE id = 42) LIMIT 5;
 
 \echo '== errors read like pgvector''s'
 \set ON_ERROR_STOP 0
