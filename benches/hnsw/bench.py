@@ -710,6 +710,25 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return a
 
 
+def benchmark_settings(overrides: list[str]) -> dict[str, str]:
+    """Server settings of every benchmark server (durability off, no autovacuum, no JIT),
+    then the NAME=VALUE overrides of --set."""
+    settings = {
+        "fsync": "off",
+        "synchronous_commit": "off",
+        "full_page_writes": "off",
+        "max_wal_size": "16GB",
+        "checkpoint_timeout": "1h",
+        "autovacuum": "off",
+        "jit": "off",
+        "max_connections": "20",
+    }
+    for item in overrides:
+        name, _, value = item.partition("=")
+        settings[name.strip()] = value.strip()
+    return settings
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     started = now()
@@ -720,18 +739,8 @@ def main(argv: list[str]) -> int:
         "shared_buffers": args.shared_buffers,
         "maintenance_work_mem": args.maintenance_work_mem,
         "max_parallel_maintenance_workers": str(args.parallel_workers),
-        "fsync": "off",
-        "synchronous_commit": "off",
-        "full_page_writes": "off",
-        "max_wal_size": "16GB",
-        "checkpoint_timeout": "1h",
-        "autovacuum": "off",
-        "jit": "off",
-        "max_connections": "20",
+        **benchmark_settings(args.set),
     }
-    for item in args.set:
-        name, _, value = item.partition("=")
-        settings[name.strip()] = value.strip()
     servers: dict[str, Server] = {}
     if not args.skip_ours:
         servers["ours"] = Server("ours", args.ours_install, args.ours_port, work / "ours", settings)

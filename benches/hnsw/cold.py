@@ -103,6 +103,7 @@ from bench import (  # noqa: E402  (after the sys.path line, so that the script 
     Server,
     SideResult,
     as_postgres,
+    benchmark_settings,
     data_files,
     fmt,
     ground_truth,
@@ -386,20 +387,7 @@ def parse_probe(fields: list[str]) -> dict:
 
 
 def base_settings(args) -> dict[str, str]:
-    settings = {
-        "fsync": "off",
-        "synchronous_commit": "off",
-        "full_page_writes": "off",
-        "max_wal_size": "16GB",
-        "checkpoint_timeout": "1h",
-        "autovacuum": "off",
-        "jit": "off",
-        "max_connections": "20",
-    }
-    for item in args.set:
-        name, _, value = item.partition("=")
-        settings[name.strip()] = value.strip()
-    return settings
+    return benchmark_settings(args.set)
 
 
 def warm_settings(args) -> dict[str, str]:

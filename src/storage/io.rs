@@ -29,7 +29,7 @@
 
 use super::page::BlockNumber;
 use super::pinned::PinnedPage;
-use super::Relation;
+use super::{Prefetch, Relation};
 use pgrx::pg_sys;
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -330,10 +330,7 @@ impl BlockReader {
     /// `PrefetchBuffer(block)`: whether a read was started (false when the block is in shared
     /// buffers already).
     fn prefetch(&self, block: BlockNumber) -> bool {
-        // SAFETY: the relation is open (Relation's contract) and the block exists (the walk
-        // only asks for blocks referenced by the index); PrefetchBuffer pins nothing.
-        let result = unsafe { pg_sys::PrefetchBuffer(self.rel.raw, self.rel.fork.number(), block) };
-        result.initiated_io
+        self.rel.prefetch_block(block) == Prefetch::Started
     }
 
     /// Forgets a consumed hint; true if there was one.
