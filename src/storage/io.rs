@@ -102,16 +102,6 @@ pub struct IoCounters {
 }
 
 impl IoCounters {
-    pub fn add(&mut self, other: &IoCounters) {
-        self.blocks += other.blocks;
-        self.hits += other.hits;
-        self.reads += other.reads;
-        self.prefetched += other.prefetched;
-        self.unused += other.unused;
-        self.in_flight_sum += other.in_flight_sum;
-        self.in_flight_samples += other.in_flight_samples;
-    }
-
     /// Mean number of reads requested ahead when a block was consumed.
     pub fn mean_in_flight(&self) -> f64 {
         if self.in_flight_samples == 0 {
