@@ -8,5 +8,5 @@
 -- Added by this library: what the last hnsw index scan of this session did.
 CREATE FUNCTION hnsw_last_scan_stats(OUT hops bigint, OUT visited bigint, OUT blocks bigint,
     OUT hits bigint, OUT reads bigint, OUT prefetched bigint, OUT unused_prefetches bigint,
-    OUT mean_in_flight double precision)
+    OUT mean_in_flight double precision, OUT heap_prefetches bigint)
     RETURNS record AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL RESTRICTED;

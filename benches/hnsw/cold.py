@@ -41,8 +41,10 @@ Method
   * Sweep, per eic in --eic (1,2,4,8,16,32,64): pgvector; ours with hnsw.io_method =
     prefetch (our default with io_method = worker) and read_stream, each with
     hnsw.prefetch_lookahead 0 (the default) and 2, and off. At eic = 16 also prefetch with
-    look-ahead 1, 4, 8, and read_stream with hnsw.debug_read_stream_reset = on. Within
-    each eic the side that goes first alternates and ours' configurations rotate. One run at a time (2 cores, one disk);
+    look-ahead 1, 4, 8, read_stream with hnsw.debug_read_stream_reset = on, and prefetch
+    with hnsw.debug_heap_prefetch = off (no table read-ahead for the rows returned). --only
+    keeps some of ours' configurations. Within each eic the side that goes first alternates
+    and ours' configurations rotate. One run at a time (2 cores, one disk);
     the idle server waits in its own cgroup. Each phase starts with an unreported run per
     server (the first run after a start also pays for first touches of shared memory).
   * Timing: each query is planned and executed by EXECUTE inside a PL/pgSQL loop, timed
@@ -125,7 +127,8 @@ INDEX_STATE = "cold_index_state"  # which index cold.py built, and whether the t
 BULK_TABLE = "bulk_items"
 DEFAULT_LOOKAHEAD = 0  # hnsw.prefetch_lookahead's default in our library
 LOOKAHEAD = 2  # the look-ahead measured against it at every eic
-EXTRA_EIC = 16  # the eic of the look-ahead and stream-reset variants
+EXTRA_EIC = 16  # the eic of the look-ahead, stream-reset and table-prefetch variants
+ONLY: set[str] = set()  # --only: the keys of ours' configurations to run (all when empty)
 
 
 # --------------------------------------------------------------------------------------
@@ -140,6 +143,7 @@ class Config:
     io_method: str = ""
     lookahead: int | None = None
     stream_reset: bool = False
+    heap_prefetch: bool = True
 
     @property
     def key(self) -> str:
@@ -148,7 +152,8 @@ class Config:
         key = f"ours {self.io_method}"
         if self.lookahead is not None:
             key += f" la{self.lookahead}"
-        return key + (" reset" if self.stream_reset else "")
+        return key + (" reset" if self.stream_reset else "") + \
+            ("" if self.heap_prefetch else " noheap")
 
     @property
     def label(self) -> str:
@@ -157,7 +162,8 @@ class Config:
         label = f"ours {self.io_method}"
         if self.lookahead is not None:
             label += f", look-ahead {self.lookahead}"
-        return label + (", stream reset per hop" if self.stream_reset else "")
+        return label + (", stream reset per hop" if self.stream_reset else "") + \
+            ("" if self.heap_prefetch else ", no table prefetch")
 
     def settings(self, eic: int, ef_search: int) -> dict[str, str]:
         s = {"effective_io_concurrency": str(eic), "hnsw.ef_search": str(ef_search),
@@ -167,6 +173,7 @@ class Config:
             if self.lookahead is not None:
                 s["hnsw.prefetch_lookahead"] = str(self.lookahead)
             s["hnsw.debug_read_stream_reset"] = "on" if self.stream_reset else "off"
+            s["hnsw.debug_heap_prefetch"] = "on" if self.heap_prefetch else "off"
         return s
 
 
@@ -185,6 +192,9 @@ def ours_configs(eic: int) -> list[Config]:
     if eic == EXTRA_EIC:
         configs += [Config("ours", "prefetch", la) for la in (1, 4, 8)]
         configs.append(Config("ours", "read_stream", DEFAULT_LOOKAHEAD, stream_reset=True))
+        configs.append(Config("ours", "prefetch", DEFAULT_LOOKAHEAD, heap_prefetch=False))
+    if ONLY:
+        configs = [c for c in configs if c.key in ONLY]
     return configs
 
 
@@ -1010,6 +1020,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--skip-bulk", action="store_true",
                    help="no bulk insert (and so no index rebuild at the end)")
     p.add_argument("--bulk-rows", type=int, help="default 20000, quick 2000")
+    p.add_argument("--only", help="comma-separated keys of ours' configurations to run, "
+                   "e.g. 'ours prefetch la0,ours prefetch la0 noheap' (pgvector always runs)")
     p.add_argument("--rebuild", action="store_true", help="rebuild both indexes first")
     p.add_argument("--dry-run", action="store_true",
                    help="start the servers, report whether the data, databases, ground truth "
@@ -1060,6 +1072,8 @@ def main(argv: list[str]) -> int:
         print(f"{argv[2]}|{json.dumps(MemoryCgroup(argv[1]).probe())}", flush=True)
         return 0
     args = parse_args(argv)
+    if args.only:
+        ONLY.update(key.strip() for key in args.only.split(","))
     if os.geteuid() != 0:
         raise SystemExit("cold.py needs root: memory cgroups and /proc/sys/vm/drop_caches")
     t_start = time.perf_counter()

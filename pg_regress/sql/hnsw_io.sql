@@ -42,7 +42,7 @@ BEGIN
 END $$;
 
 CREATE TABLE io_runs (cfg text, qid int, ids int[], hops bigint, visited bigint, blocks bigint,
-  hits bigint, reads bigint, prefetched bigint);
+  hits bigint, reads bigint, prefetched bigint, heap_prefetches bigint);
 CREATE FUNCTION io_run(cfg text, method text, lookahead int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE q record; found int[];
 BEGIN
@@ -53,7 +53,7 @@ BEGIN
   FOR q IN SELECT * FROM io_queries ORDER BY id LOOP
     found := array(SELECT id FROM io_items ORDER BY v <-> q.v LIMIT 5);
     INSERT INTO io_runs SELECT cfg, q.id, found, s.hops, s.visited, s.blocks, s.hits, s.reads,
-      s.prefetched FROM hnsw_last_scan_stats() s;
+      s.prefetched, s.heap_prefetches FROM hnsw_last_scan_stats() s;
   END LOOP;
 END $$;
 
@@ -71,8 +71,8 @@ SELECT r.cfg, count(*) AS queries,
        count(*) FILTER (WHERE r.hits + r.reads <> r.blocks) AS unbalanced
   FROM io_runs r JOIN io_runs o ON o.qid = r.qid AND o.cfg = 'off'
  GROUP BY r.cfg ORDER BY r.cfg;
--- plain reads never count as prefetched; the walk did something
-SELECT sum(prefetched) AS prefetched_off, bool_and(hops > 0 AND visited >= hops AND blocks > 0) AS walked
+-- plain reads never count as prefetched, nor ask for table blocks ahead; the walk did something
+SELECT sum(prefetched) AS prefetched_off, sum(heap_prefetches) AS heap_prefetches_off, bool_and(hops > 0 AND visited >= hops AND blocks > 0) AS walked
   FROM io_runs WHERE cfg = 'off';
 
 -- the counters add up over the rescans of a scan (a correlated subquery rescans its index scan)

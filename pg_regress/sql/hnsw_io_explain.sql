@@ -43,6 +43,7 @@ SELECT (h ->> 'Hops')::int > 0 AS walked,
        (h ->> 'Hits')::int = (h ->> 'Blocks')::int AS all_hits,
        (h ->> 'Reads')::int = 0 AS no_reads,
        (h ->> 'Prefetched Reads')::int = 0 AS nothing_prefetched,
+       (h ->> 'Heap Prefetches')::int = 0 AND s.heap_prefetches = 0 AS no_table_prefetch,
        (h ->> 'Hops')::bigint = s.hops AND (h ->> 'Blocks')::bigint = s.blocks AS same_as_function
   FROM ex_json() h, hnsw_last_scan_stats() s;
 

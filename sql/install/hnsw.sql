@@ -98,5 +98,5 @@ CREATE OPERATOR CLASS sparsevec_l1_ops FOR TYPE sparsevec USING hnsw AS
 -- Not in pgvector: what the last hnsw index scan of this session did (see README, "I/O").
 CREATE FUNCTION hnsw_last_scan_stats(OUT hops bigint, OUT visited bigint, OUT blocks bigint,
     OUT hits bigint, OUT reads bigint, OUT prefetched bigint, OUT unused_prefetches bigint,
-    OUT mean_in_flight double precision)
+    OUT mean_in_flight double precision, OUT heap_prefetches bigint)
     RETURNS record AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL RESTRICTED;

@@ -220,6 +220,11 @@ impl PageGraph {
         self.reader.set_hint_lifetime(self.lookahead as u64 + 2);
     }
 
+    /// Whether the walk's last hops met blocks outside shared buffers and the page cache.
+    pub fn reads_cold(&self) -> bool {
+        self.reader.is_cold()
+    }
+
     /// What the reads of this graph's walks did so far.
     pub fn io_counters(&self) -> IoCounters {
         self.reader.counters()

@@ -74,6 +74,7 @@ static RELOPT_KIND: PgCell<pg_sys::relopt_kind::Type> = PgCell::new(0);
 static IO_METHOD: PgCell<c_int> = PgCell::new(IO_PREFETCH);
 static PREFETCH_LOOKAHEAD: PgCell<c_int> = PgCell::new(DEFAULT_PREFETCH_LOOKAHEAD);
 static STREAM_RESET: PgCell<bool> = PgCell::new(false);
+static HEAP_PREFETCH: PgCell<bool> = PgCell::new(true);
 
 /// `hnsw.io_method` values.
 const IO_OFF: c_int = 0;
@@ -286,6 +287,20 @@ pub fn init() {
             None,
             None,
         );
+        // For measurements: whether cold scans hint the table blocks of their next rows.
+        pg_sys::DefineCustomBoolVariable(
+            c"hnsw.debug_heap_prefetch".as_ptr(),
+            c"Prefetches the table blocks of the rows a cold scan returns next (for measurements)"
+                .as_ptr(),
+            std::ptr::null(),
+            HEAP_PREFETCH.as_ptr(),
+            true,
+            pg_sys::GucContext::PGC_USERSET,
+            (pg_sys::GUC_NO_SHOW_ALL | pg_sys::GUC_NOT_IN_SAMPLE) as c_int,
+            None,
+            None,
+            None,
+        );
         pg_sys::MarkGUCPrefixReserved(c"hnsw".as_ptr());
     }
 }
@@ -392,6 +407,12 @@ pub fn io_method() -> IoMethod {
 /// `hnsw.prefetch_lookahead`.
 pub fn prefetch_lookahead() -> usize {
     PREFETCH_LOOKAHEAD.get().max(0) as usize
+}
+
+/// Whether a cold scan hints the table blocks of its next rows (`hnsw.io_method` not `off`
+/// and the hidden `hnsw.debug_heap_prefetch`).
+pub fn heap_prefetch() -> bool {
+    HEAP_PREFETCH.get() && io_method() != IoMethod::Off
 }
 
 /// The read settings of a graph walk; `maintenance` for writers (insert, build, vacuum).

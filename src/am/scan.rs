@@ -27,6 +27,7 @@ use crate::am::graph::PageGraph;
 use crate::am::options;
 use crate::am::scan_stats::{record_finished_scan, ScanCounters};
 use crate::am::typeinfo::Value;
+use crate::storage::io::HeapRowHints;
 use crate::storage::{Fork, ItemPointer, Relation};
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{c_int, c_void, CStr};
@@ -48,6 +49,10 @@ struct ScanState {
     tmp_ctx: pg_sys::MemoryContext,
     /// Hops and visits of the searches before the last rescan.
     earlier: SearchStats,
+    /// Rows returned since the last rescan.
+    returned: usize,
+    /// Table read-ahead of cold scans, made on first use.
+    heap_hints: Option<HeapRowHints>,
 }
 
 impl ScanState {
@@ -61,6 +66,7 @@ impl ScanState {
             hops: stats.hops,
             visited: stats.visited,
             io: self.graph.io_counters(),
+            heap_prefetches: self.heap_hints.as_ref().map_or(0, |h| h.issued),
         }
     }
 
@@ -160,6 +166,8 @@ pub unsafe extern "C-unwind" fn begin_scan(
         max_memory,
         tmp_ctx,
         earlier: SearchStats::default(),
+        returned: 0,
+        heap_hints: None,
     });
     // SAFETY: the ScanOpaque is palloc'd in the current context (the one the scan descriptor
     // lives in), initialized before the callback that reads it is registered.
@@ -199,6 +207,10 @@ pub unsafe extern "C-unwind" fn rescan(
         let state = state(scan);
         state.end_search();
         state.pending.clear();
+        state.returned = 0;
+        if let Some(hints) = state.heap_hints.as_mut() {
+            hints.restart();
+        }
         pg_sys::MemoryContextReset(state.tmp_ctx);
     }
 }
@@ -361,6 +373,11 @@ pub unsafe extern "C-unwind" fn get_tuple(
             None => return false,
         }
     };
+    state.returned += 1;
+    if state.graph.reads_cold() && options::heap_prefetch() {
+        // SAFETY: scan is live.
+        unsafe { hint_next_rows(scan, state) };
+    }
     // SAFETY: scan is live; these fields are the AM's outputs.
     unsafe {
         let s = &mut *scan;
@@ -369,6 +386,33 @@ pub unsafe extern "C-unwind" fn get_tuple(
         s.xs_recheckorderby = false;
     }
     true
+}
+
+/// Asks for the table blocks of the rows that follow the one being returned: the rest of this
+/// element's heap TIDs, then the next results' (see [`HeapRowHints`]).
+///
+/// # Safety
+///
+/// `scan` is the live scan descriptor `state` belongs to.
+unsafe fn hint_next_rows(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
+    if state.heap_hints.is_none() {
+        // SAFETY: index_beginscan set heapRelation, open for as long as the scan.
+        let heap = unsafe { (*scan).heapRelation };
+        if heap.is_null() {
+            return;
+        }
+        // SAFETY: as above.
+        let heap = unsafe { Relation::from_raw(heap, Fork::Main) };
+        state.heap_hints = Some(HeapRowHints::new(heap));
+    }
+    let (Some(hints), Some(search)) = (state.heap_hints.as_mut(), state.search.as_ref()) else {
+        return;
+    };
+    let later = search
+        .upcoming()
+        .flat_map(|element| element.meta.heap_tids.as_slice().iter().rev());
+    let blocks = state.pending.iter().rev().chain(later).map(|tid| tid.block);
+    hints.ahead(state.returned, blocks);
 }
 
 fn tid_data(tid: ItemPointer) -> pg_sys::ItemPointerData {

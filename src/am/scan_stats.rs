@@ -19,6 +19,8 @@ pub struct ScanCounters {
     /// Elements whose distance was computed.
     pub visited: u64,
     pub io: IoCounters,
+    /// Table blocks requested ahead of the rows returned (cold scans only).
+    pub heap_prefetches: u64,
 }
 
 thread_local! {
@@ -47,9 +49,11 @@ crate::sql_function! {
             ]
         });
         let mean_in_flight = last.map(|c| c.io.mean_in_flight());
-        // SAFETY: the SQL declaration returns a record of seven bigint columns and one float8
-        // column; the tuple is built in the current memory context and returned as a datum.
-        unsafe { composite_result(call.raw(), values, mean_in_flight) }
+        let heap_prefetches = last.map(|c| c.heap_prefetches as i64);
+        // SAFETY: the SQL declaration returns a record of seven bigint columns, one float8
+        // and one bigint column; the tuple is built in the current memory context and
+        // returned as a datum.
+        unsafe { composite_result(call.raw(), values, mean_in_flight, heap_prefetches) }
     }
 }
 
@@ -57,11 +61,12 @@ crate::sql_function! {
 ///
 /// # Safety
 ///
-/// `fcinfo` is the live call of a function declared to return 7 bigints then a float8.
+/// `fcinfo` is the live call of a function declared to return 7 bigints, a float8, a bigint.
 unsafe fn composite_result(
     fcinfo: pg_sys::FunctionCallInfo,
     values: Option<[i64; 7]>,
     mean_in_flight: Option<f64>,
+    heap_prefetches: Option<i64>,
 ) -> pg_sys::Datum {
     // SAFETY: per the contract; get_call_result_type resolves the OUT parameters into a tuple
     // descriptor, which BlessTupleDesc registers so the datum can be returned.
@@ -72,15 +77,17 @@ unsafe fn composite_result(
             pgrx::error!("hnsw_last_scan_stats must return a record");
         }
         let desc = pg_sys::BlessTupleDesc(desc);
-        let mut datums = [pg_sys::Datum::from(0usize); 8];
-        let mut nulls = [true; 8];
-        if let (Some(values), Some(mean)) = (values, mean_in_flight) {
+        let mut datums = [pg_sys::Datum::from(0usize); 9];
+        let mut nulls = [true; 9];
+        if let (Some(values), Some(mean), Some(heap)) = (values, mean_in_flight, heap_prefetches) {
             for (i, v) in values.iter().enumerate() {
                 datums[i] = pg_sys::Datum::from(*v);
                 nulls[i] = false;
             }
             datums[7] = crate::fmgr::float8_datum(mean);
+            datums[8] = pg_sys::Datum::from(heap);
             nulls[7] = false;
+            nulls[8] = false;
         }
         let tuple = pg_sys::heap_form_tuple(desc, datums.as_mut_ptr(), nulls.as_mut_ptr());
         pg_sys::HeapTupleHeaderGetDatum((*tuple).t_data)
@@ -189,7 +196,7 @@ pub mod explain {
                 pg_sys::ExplainIndentText(es);
                 let line = CString::new(format!(
                     "HNSW: hops={} visited={} blocks={} hits={} reads={} prefetched={} \
-                     unused={} in-flight={:.1}\n",
+                     unused={} in-flight={:.1} heap-prefetches={}\n",
                     c.hops,
                     c.visited,
                     c.io.blocks,
@@ -197,7 +204,8 @@ pub mod explain {
                     c.io.reads,
                     c.io.prefetched,
                     c.io.unused,
-                    mean
+                    mean,
+                    c.heap_prefetches
                 ))
                 .expect("no NUL in the line");
                 pg_sys::appendStringInfoString((*es).str_, line.as_ptr());
@@ -209,6 +217,12 @@ pub mod explain {
                 pg_sys::ExplainPropertyInteger(label.as_ptr(), std::ptr::null(), value as i64, es);
             }
             pg_sys::ExplainPropertyFloat(c"Mean In Flight".as_ptr(), std::ptr::null(), mean, 1, es);
+            pg_sys::ExplainPropertyInteger(
+                c"Heap Prefetches".as_ptr(),
+                std::ptr::null(),
+                c.heap_prefetches as i64,
+                es,
+            );
             pg_sys::ExplainCloseGroup(c"HNSW".as_ptr(), c"HNSW".as_ptr(), true, es);
         }
     }

@@ -352,6 +352,11 @@ impl BlockReader {
     pub fn forget(&mut self) {
         // Its memory and pins went with the abort: abandon it without a call.
         if let Some(stream) = self.kept_stream.take() {
+            // (Before PG 17 a Stream is never made and has no drop.)
+            #[cfg_attr(
+                not(any(feature = "pg17", feature = "pg18")),
+                allow(clippy::forget_non_drop)
+            )]
             std::mem::forget(stream);
         }
         self.hints.clear();
@@ -737,5 +742,58 @@ unsafe extern "C-unwind" fn next_queued_block(
             block
         }
         None => pg_sys::InvalidBlockNumber,
+    }
+}
+
+/// Hints for the table blocks of the rows an index scan is about to return: after the walk,
+/// the executor fetches each row's heap tuple one after the other, and these reads would
+/// otherwise wait one by one. Used only when the walk ended cold (a resident table is never
+/// hinted); hints use `PrefetchBuffer`, so nothing enters shared buffers early.
+pub struct HeapRowHints {
+    heap: Relation,
+    /// The table's tablespace `effective_io_concurrency`.
+    budget: usize,
+    /// Rows (in the order they are returned) already hinted or passed over.
+    hinted: usize,
+    last_block: Option<BlockNumber>,
+    /// Hints issued (blocks that were not already in shared buffers).
+    pub issued: u64,
+}
+
+impl HeapRowHints {
+    /// Hints for the rows of `heap` (the scan's table).
+    pub fn new(heap: Relation) -> Self {
+        HeapRowHints {
+            heap,
+            budget: tablespace_io_concurrency(heap, false),
+            hinted: 0,
+            last_block: None,
+            issued: 0,
+        }
+    }
+
+    /// A rescan starts numbering rows again.
+    pub fn restart(&mut self) {
+        self.hinted = 0;
+        self.last_block = None;
+    }
+
+    /// `returned` rows were handed out; `next_blocks` are the table blocks of the rows that
+    /// follow, in the order they will be returned. Hints the ones within
+    /// [`vector_hnsw::scan::heap_lookahead_distance`] not hinted yet.
+    pub fn ahead(&mut self, returned: usize, next_blocks: impl Iterator<Item = BlockNumber>) {
+        let until = returned + vector_hnsw::scan::heap_lookahead_distance(returned, self.budget);
+        if self.hinted >= until {
+            return;
+        }
+        for (row, block) in (returned..until).zip(next_blocks) {
+            if row >= self.hinted && self.last_block != Some(block) {
+                self.last_block = Some(block);
+                if self.heap.prefetch_block(block) == Prefetch::Started {
+                    self.issued += 1;
+                }
+            }
+            self.hinted = self.hinted.max(row + 1);
+        }
     }
 }

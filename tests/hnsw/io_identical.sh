@@ -27,7 +27,7 @@ CREATE TABLE queries AS SELECT j AS id, (SELECT array_agg(random() - 0.5) FROM g
 SET maintenance_work_mem = '256MB';
 CREATE INDEX items_idx ON items USING hnsw (v vector_l2_ops);
 CREATE TABLE runs (cfg text, qid int, ids int[], blocks bigint, hits bigint, reads bigint,
-  prefetched bigint);
+  prefetched bigint, heap_prefetches bigint);
 -- Runs every query with one setting; returns the index blocks read into shared buffers.
 CREATE FUNCTION run_all(cfg text, method text, lookahead int, reset bool) RETURNS bigint
 LANGUAGE plpgsql AS $$
@@ -38,11 +38,13 @@ BEGIN
   PERFORM set_config('hnsw.debug_read_stream_reset', reset::text, true);
   PERFORM set_config('enable_seqscan', 'off', true);
   PERFORM pg_buffercache_evict_relation('items_idx');
+  PERFORM pg_buffercache_evict_relation('items');
   SELECT sum(reads) INTO before FROM runs WHERE false;
   FOR q IN SELECT * FROM queries ORDER BY id LOOP
     ids := array(SELECT id FROM items ORDER BY v <-> q.v LIMIT 10);
     SELECT * INTO s FROM hnsw_last_scan_stats();
-    INSERT INTO runs VALUES (cfg, q.id, ids, s.blocks, s.hits, s.reads, s.prefetched);
+    INSERT INTO runs VALUES (cfg, q.id, ids, s.blocks, s.hits, s.reads, s.prefetched,
+      s.heap_prefetches);
   END LOOP;
   RETURN (SELECT sum(reads) FROM runs WHERE runs.cfg = run_all.cfg);
 END $$;
@@ -83,10 +85,14 @@ if [ "$dropped" = 1 ]; then
   for cfg in prefetch0 stream0; do
     overlapped=$(sql ours -c "SELECT sum(prefetched) FROM runs WHERE cfg = '$cfg'")
     [ "$overlapped" -gt 0 ] || fail "$cfg prefetched nothing after the page cache was dropped"
+    table=$(sql ours -c "SELECT sum(heap_prefetches) FROM runs WHERE cfg = '$cfg'")
+    [ "$table" -gt 0 ] || fail "$cfg asked for no table block ahead of its rows, cold"
   done
 fi
 none=$(sql ours -c "SELECT sum(prefetched) FROM runs WHERE cfg = 'off'")
 [ "$none" = 0 ] || fail "io_method = off prefetched $none reads"
+none=$(sql ours -c "SELECT sum(heap_prefetches) FROM runs WHERE cfg = 'off'")
+[ "$none" = 0 ] || fail "io_method = off prefetched $none table blocks"
 echo "ids, blocks and reads identical across ${#configs[@]} settings x 2000 queries"
 
 # No buffer stays pinned after LIMIT, a cursor closed early, or an error mid-scan (checked in

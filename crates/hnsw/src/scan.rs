@@ -70,6 +70,14 @@ pub fn memory_limit(work_mem_kb: usize, multiplier: f64) -> usize {
     bytes.min((usize::MAX / 2) as f64) as usize
 }
 
+/// How many rows past the one being returned a scan asks the table for, once `returned`
+/// rows were handed out, with at most `budget` reads in flight. It starts at one and grows by
+/// one every two rows: a `LIMIT k` query then wastes about `k / 2` reads at most, while a long
+/// scan reaches the full budget.
+pub fn heap_lookahead_distance(returned: usize, budget: usize) -> usize {
+    budget.min(1 + returned / 2)
+}
+
 /// A resumable index scan.
 pub struct Scan<S: GraphStore> {
     query: S::Value,
@@ -173,6 +181,16 @@ impl<S: GraphStore> Scan<S> {
             self.returned = true;
             return Some(self.state.get(index).clone());
         }
+    }
+
+    /// The results [`Scan::next`] will return next without searching again, nearest first
+    /// (the one returned last excluded). A strict iterative scan may still skip some of them.
+    pub fn upcoming(&self) -> impl Iterator<Item = &Candidate<S::Id, S::Meta>> + '_ {
+        self.w
+            .iter()
+            .rev()
+            .map(|&index| self.state.get(index))
+            .filter(|candidate| candidate.live)
     }
 
     /// pgvector is done with the last element of its result list (all its heap TIDs were
@@ -311,6 +329,7 @@ mod tests {
     use crate::insert::GraphParams;
     use crate::level::SplitMix64;
     use crate::memory::{l2_squared, InMemoryGraph};
+    use crate::storage::VacuumStore;
 
     fn graph() -> (InMemoryGraph, Vec<f32>) {
         let mut rng = SplitMix64::new(3);
@@ -332,6 +351,46 @@ mod tests {
             m: 8,
             ..ScanMemoryConfig::default()
         }
+    }
+
+    #[test]
+    fn upcoming_results_are_the_next_ones_returned() {
+        let (mut graph, query) = graph();
+        let mut scan = Scan::new(query, ScanParams::default());
+        let first = scan.next(&mut graph).expect("a result");
+        let announced: Vec<u32> = scan.upcoming().map(|c| c.id).collect();
+        assert_eq!(announced.len(), ScanParams::default().ef_search - 1);
+        let mut returned = Vec::new();
+        while let Some(c) = scan.next(&mut graph) {
+            returned.push(c.id);
+        }
+        assert_eq!(announced, returned);
+        assert!(!announced.contains(&first.id));
+        assert_eq!(scan.upcoming().count(), 0);
+    }
+
+    #[test]
+    fn upcoming_skips_deleted_elements() {
+        let (mut graph, query) = graph();
+        let mut scan = Scan::new(query.clone(), ScanParams::default());
+        scan.next(&mut graph);
+        let second = scan.upcoming().next().expect("a second result").id;
+        graph.kill_heap_tid(u64::from(second));
+        // Vacuum's first pass: the element keeps its links but has no heap TID left.
+        let (mut cursor, mut headers) = (0, Vec::new());
+        while graph.prune_heap_tids(&mut cursor, &mut headers) {}
+        assert!(!graph.is_live(second));
+        let mut scan = Scan::new(query, ScanParams::default());
+        scan.next(&mut graph);
+        assert!(scan.upcoming().all(|c| c.id != second));
+    }
+
+    #[test]
+    fn heap_lookahead_grows_to_the_budget() {
+        let distances: Vec<usize> = (1..=8).map(|r| heap_lookahead_distance(r, 3)).collect();
+        assert_eq!(distances, [1, 2, 2, 3, 3, 3, 3, 3]);
+        assert_eq!(heap_lookahead_distance(1000, 16), 16);
+        assert_eq!(heap_lookahead_distance(5, 0), 0);
     }
 
     #[test]
