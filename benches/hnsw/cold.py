@@ -37,7 +37,11 @@ Method
   * Warm phase (--skip-warm skips it): no memory limit, shared_buffers = 1GB. "warm":
     the index is read into the page cache once, then evicted from shared_buffers before
     every query (bench.py's "os" mode; the table stays in shared_buffers). "resident":
-    index and table prewarmed in shared_buffers (bench.py's "shared" mode).
+    index and table prewarmed in shared_buffers (bench.py's "shared" mode). These phases
+    sweep --warm-eic (default: --eic's values), --warm-rounds times (the order of each eic's
+    configurations reversed every other round); the rounds' latencies are pooled and each
+    round's ours ÷ pgvector is reported, since single runs of a few milliseconds per query
+    differ by ±10% on this shared machine.
   * Sweep, per eic in --eic (1,2,4,8,16,32,64): pgvector; ours with hnsw.io_method =
     prefetch (our default with io_method = worker) and read_stream, each with
     hnsw.prefetch_lookahead 0 (the default) and 2, and off. At eic = 16 also prefetch with
@@ -658,11 +662,35 @@ def query_phase(mode: str, servers: dict[str, Server], cgroups: dict[str, Memory
         measure(servers[side], cgroups[side], ds, cfg, args.eic[0], mode, truth, args,
                 note="settling, not reported: ")
     runs = []
-    for eic, configs in sweep(args.eic):
-        for cfg in configs:
-            runs.append(measure(servers[cfg.side], cgroups[cfg.side], ds, cfg, eic, mode,
-                                truth, args))
-    return runs
+    rounds = 1 if mode == "cold" else args.warm_rounds
+    eics = args.eic if mode == "cold" else args.warm_eic
+    for round_no in range(rounds):
+        for eic, configs in sweep(eics):
+            # Later rounds run each eic's configurations in the reverse order.
+            for cfg in configs if round_no % 2 == 0 else configs[::-1]:
+                runs.append(measure(servers[cfg.side], cgroups[cfg.side], ds, cfg, eic, mode,
+                                    truth, args))
+    return pool_rounds(runs) if rounds > 1 else runs
+
+
+def pool_rounds(runs: list[dict]) -> list[dict]:
+    """One run per eic and configuration from several rounds: latencies pooled, block
+    counts averaged, and each round's mean kept (round_means_ms)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in runs:
+        groups.setdefault((r["eic"], r["config"]), []).append(r)
+    pooled = []
+    for group in groups.values():
+        us = [x for r in group for x in r["latency_us"]]
+        run = dict(group[0])
+        run.update({"queries": sum(r["queries"] for r in group),
+                    "mean_ms": statistics.mean(us) / 1000,
+                    "p50_ms": percentile(us, 50) / 1000, "p99_ms": percentile(us, 99) / 1000,
+                    "round_means_ms": [r["mean_ms"] for r in group], "latency_us": us})
+        for key in ("idx_read", "idx_hit", "table_read", "table_hit", "disk_kb"):
+            run[key] = statistics.mean(r[key] for r in group)
+        pooled.append(run)
+    return pooled
 
 
 def bulk_insert(srv: Server, cg: MemoryCgroup, ds: Dataset, args) -> dict:
@@ -844,7 +872,7 @@ def markdown(args, res: dict, svg_name: str) -> str:
               "| eic | configuration | warm mean (ms) | warm p99 (ms) | ÷ pgvector | "
               "resident mean (ms) | resident p99 (ms) | ÷ pgvector |",
               "|---:|---|---:|---:|---:|---:|---:|---:|"]
-        for eic, _ in sweep(args.eic):
+        for eic, _ in sweep(args.warm_eic):
             for cfg in [PGVECTOR, *ours_configs(eic)]:
                 w, s = (find(runs, m, eic, cfg.key) for m in ("warm", "resident"))
                 wb, sb = (find(runs, m, eic, PGVECTOR.key) for m in ("warm", "resident"))
@@ -853,6 +881,19 @@ def markdown(args, res: dict, svg_name: str) -> str:
                          f"{ratio(get(w, 'mean_ms'), get(wb, 'mean_ms'))} | "
                          f"{fmt(get(s, 'mean_ms'), 3)} | {fmt(get(s, 'p99_ms'), 3)} | "
                          f"{ratio(get(s, 'mean_ms'), get(sb, 'mean_ms'))} |")
+        if args.warm_rounds > 1:
+            L += ["", f"Pooled over {args.warm_rounds} rounds (the order reversed every other "
+                  "round). Ours ÷ pgvector of each round's mean, lowest–highest:", ""]
+            for eic, _ in sweep(args.warm_eic):
+                for cfg in ours_configs(eic):
+                    spans = []
+                    for m in ("warm", "resident"):
+                        o, b = find(runs, m, eic, cfg.key), find(runs, m, eic, PGVECTOR.key)
+                        if o and b and "round_means_ms" in o:
+                            rs = [x / y for x, y in zip(o["round_means_ms"], b["round_means_ms"])]
+                            spans.append(f"{m} {min(rs):.2f}–{max(rs):.2f}")
+                    if spans:
+                        L.append(f"- eic {eic}, {cfg.label}: " + ", ".join(spans))
 
     if res["bulk"]:
         o, p = res["bulk"].get("ours"), res["bulk"].get("pgvector")
@@ -1017,6 +1058,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--warm-shared-buffers", default="1GB",
                    help="warm and resident phases (and the index builds)")
     p.add_argument("--skip-warm", action="store_true", help="no warm / resident runs")
+    p.add_argument("--warm-eic", help="effective_io_concurrency values of the warm and "
+                   "resident phases (default: --eic's)")
+    p.add_argument("--warm-rounds", type=int, default=1,
+                   help="repeat the warm and resident sweeps, alternating the order, and pool "
+                   "the latencies (narrows their noise)")
     p.add_argument("--skip-bulk", action="store_true",
                    help="no bulk insert (and so no index rebuild at the end)")
     p.add_argument("--bulk-rows", type=int, help="default 20000, quick 2000")
@@ -1052,6 +1098,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     a.n = a.n or (10_000 if q else 100_000)
     a.queries = a.queries or (100 if q else 300)
     a.eic = [int(x) for x in (a.eic or ("1,16,64" if q else "1,2,4,8,16,32,64")).split(",")]
+    a.warm_eic = [int(x) for x in a.warm_eic.split(",")] if a.warm_eic else a.eic
     # What is left for the page cache is the limit minus shared memory (shared_buffers and
     # ~5 MB) and the processes' own memory (~6 MB): ~60 MB against a 390 MB index in the
     # full run, ~30 MB against the 39 MB index of the quick one. Much less (~10 MB) and

@@ -454,7 +454,8 @@ impl BatchRead<'_> {
         }
         self.missed = true;
         let Some(started) = started else {
-            self.timing = true;
+            // Time the next miss, unless the page cache already answered in this hop.
+            self.timing = self.page_cache_misses == 0;
             return (page, None);
         };
         let miss = if started.elapsed() > DEVICE_READ {
