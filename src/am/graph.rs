@@ -113,8 +113,8 @@ pub struct PageGraph {
     dimensions: u32,
     /// Heavyweight page locks taken through `GraphStore::lock`, most recent last.
     locks: Vec<(GraphLock, PageLock)>,
-    /// Scratch for `load`: the batch's distinct blocks, in first-seen order.
-    blocks: Vec<BlockNumber>,
+    /// Scratch for `load`: the batch's blocks and which ids are on each.
+    layout: BatchLayout,
     /// Scratch for `load`: the candidates of the batch, by position.
     slots: Vec<Option<Element>>,
     /// Scratch for `load`: the batch's blocks, pinned (empty between calls).
@@ -195,7 +195,7 @@ impl PageGraph {
             ef_construction,
             dimensions: 0,
             locks: Vec::new(),
-            blocks: Vec::new(),
+            layout: BatchLayout::default(),
             slots: Vec::new(),
             pins: Vec::new(),
             reader: BlockReader::new(rel, options::io_settings(false)),
@@ -323,12 +323,8 @@ impl PageGraph {
         out: &mut Vec<Element>,
         mut keep: impl FnMut(&Element, &ElementView<'_>),
     ) {
-        self.blocks.clear();
-        for id in ids {
-            if !self.blocks.contains(&id.block) {
-                self.blocks.push(id.block);
-            }
-        }
+        let mut layout = std::mem::take(&mut self.layout);
+        layout.group(ids);
 
         let query = self.support.prepare(query);
         let mut slots = std::mem::take(&mut self.slots);
@@ -338,8 +334,10 @@ impl PageGraph {
         let capture = self.lookahead > 0 && self.reader.is_cold();
         let (m, layer) = (self.m, self.layer);
         let fanout = self.fanout(layer);
-        let mut batch = self.reader.batch(&self.blocks, fanout);
+        let mut batch = self.reader.batch(&layout.blocks, fanout);
         let limit = pinned::pin_limit();
+        // Blocks come out of the batch in order: the next one is blocks[handed].
+        let mut handed = 0;
         loop {
             // Pin a few blocks and have the CPU fetch the line pointers, then the element
             // tuples of the batch on them: all of it travels in parallel while the first is
@@ -347,8 +345,9 @@ impl PageGraph {
             while pins.len() < limit {
                 match batch.next() {
                     Some(pin) => {
-                        pin.prefetch_line_pointers(offsets_on(ids, pin.block()));
+                        pin.prefetch_line_pointers(layout.offsets(handed, ids));
                         pins.push(pin);
+                        handed += 1;
                     }
                     None => break,
                 }
@@ -356,27 +355,27 @@ impl PageGraph {
             if pins.is_empty() {
                 break;
             }
-            for pin in &pins {
-                pin.prefetch_items(offsets_on(ids, pin.block()), PREFETCH_BYTES);
+            let first = handed - pins.len();
+            for (k, pin) in (first..).zip(&pins) {
+                pin.prefetch_items(layout.offsets(k, ids), PREFETCH_BYTES);
             }
-            for pin in pins.drain(..) {
-                let block = pin.block();
+            for (k, pin) in (first..).zip(pins.drain(..)) {
                 let guard = pin.lock(ReadMode::Shared);
                 let page = guard.page();
-                for (slot, &id) in slots.iter_mut().zip(ids) {
-                    if id.block == block {
-                        let tuple = element_at(&page, id);
-                        let element = decode(&tuple, id, &query);
-                        keep(&element, &tuple);
-                        if capture {
-                            capture_neighbors(&mut self.captured, &page, &element, m, layer);
-                        }
-                        *slot = Some(element);
+                for &i in layout.members(k) {
+                    let id = ids[i as usize];
+                    let tuple = element_at(&page, id);
+                    let element = decode(&tuple, id, &query);
+                    keep(&element, &tuple);
+                    if capture {
+                        capture_neighbors(&mut self.captured, &page, &element, m, layer);
                     }
+                    slots[i as usize] = Some(element);
                 }
             }
         }
         drop(batch);
+        self.layout = layout;
         self.pins = pins;
         out.extend(
             slots
@@ -476,10 +475,66 @@ fn capture_neighbors(
 }
 
 /// The offsets of the batch's elements on `block`.
-fn offsets_on(ids: &[ElementId], block: BlockNumber) -> impl Iterator<Item = OffsetNumber> + '_ {
-    ids.iter()
-        .filter(move |id| id.block == block)
-        .map(|id| id.offset)
+/// A batch's distinct blocks, in the order the batch first needs them, and the positions of
+/// its ids grouped by block: one pass over the ids instead of one per block.
+#[derive(Default)]
+struct BatchLayout {
+    blocks: Vec<BlockNumber>,
+    /// Positions in the batch, block by block: block `k`'s are `members[starts[k]..starts[k + 1]]`.
+    members: Vec<u32>,
+    starts: Vec<u32>,
+    /// Scratch: the block index of each id, and the next free member slot of each block.
+    block_of: Vec<u32>,
+    cursor: Vec<u32>,
+}
+
+impl BatchLayout {
+    fn group(&mut self, ids: &[ElementId]) {
+        self.blocks.clear();
+        self.block_of.clear();
+        for id in ids {
+            let k = match self.blocks.iter().position(|&b| b == id.block) {
+                Some(k) => k,
+                None => {
+                    self.blocks.push(id.block);
+                    self.blocks.len() - 1
+                }
+            };
+            self.block_of.push(k as u32);
+        }
+        self.starts.clear();
+        self.starts.resize(self.blocks.len() + 1, 0);
+        for &k in &self.block_of {
+            self.starts[k as usize + 1] += 1;
+        }
+        for k in 0..self.blocks.len() {
+            self.starts[k + 1] += self.starts[k];
+        }
+        self.members.clear();
+        self.members.resize(ids.len(), 0);
+        self.cursor.clear();
+        self.cursor
+            .extend_from_slice(&self.starts[..self.blocks.len()]);
+        for (i, &k) in self.block_of.iter().enumerate() {
+            let slot = &mut self.cursor[k as usize];
+            self.members[*slot as usize] = i as u32;
+            *slot += 1;
+        }
+    }
+
+    /// Positions of the ids on block `k`, in batch order.
+    fn members(&self, k: usize) -> &[u32] {
+        &self.members[self.starts[k] as usize..self.starts[k + 1] as usize]
+    }
+
+    /// Offsets of the ids on block `k`.
+    fn offsets<'a>(
+        &'a self,
+        k: usize,
+        ids: &'a [ElementId],
+    ) -> impl Iterator<Item = OffsetNumber> + 'a {
+        self.members(k).iter().map(move |&i| ids[i as usize].offset)
+    }
 }
 
 fn corrupt(id: ElementId, what: &str) -> ! {
