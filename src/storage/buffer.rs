@@ -88,6 +88,20 @@ impl PageReadGuard {
     pub(super) unsafe fn from_locked(buffer: pg_sys::Buffer, mode: ReadMode) -> Self {
         // SAFETY: the buffer is valid and pinned (caller's contract).
         let block = unsafe { pg_sys::BufferGetBlockNumber(buffer) };
+        // SAFETY: the caller's contract, and `block` is the buffer's.
+        unsafe { Self::from_locked_block(buffer, block, mode) }
+    }
+
+    /// [`PageReadGuard::from_locked`] for a buffer known to hold `block`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`PageReadGuard::from_locked`], and the buffer holds `block`.
+    pub(super) unsafe fn from_locked_block(
+        buffer: pg_sys::Buffer,
+        block: BlockNumber,
+        mode: ReadMode,
+    ) -> Self {
         PageReadGuard {
             buffer,
             block,

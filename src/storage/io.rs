@@ -685,10 +685,9 @@ impl Stream {
             buffer != pg_sys::InvalidBuffer as pg_sys::Buffer,
             "read stream ended before block {block}"
         );
-        // SAFETY: a valid buffer pinned once by this backend and not locked.
-        let page = unsafe { PinnedPage::from_pinned(buffer) };
-        debug_assert_eq!(page.block(), block);
-        page
+        // SAFETY: a valid buffer pinned once by this backend and not locked; the stream
+        // returns the blocks of its queue in order, and `block` is the next one.
+        unsafe { PinnedPage::from_pinned(buffer, block) }
     }
 
     /// Releases what the stream still holds and lets it start again at distance one.

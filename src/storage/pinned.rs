@@ -39,6 +39,8 @@ pub fn pin_limit() -> usize {
 /// A pinned, unlocked buffer. Unpins on drop.
 pub struct PinnedPage {
     buffer: pg_sys::Buffer,
+    /// Known from the request, so no call is needed to ask the buffer.
+    block: BlockNumber,
 }
 
 impl Relation {
@@ -55,7 +57,7 @@ impl Relation {
                 std::ptr::null_mut(),
             )
         };
-        PinnedPage { buffer }
+        PinnedPage { buffer, block }
     }
 }
 
@@ -64,16 +66,21 @@ impl PinnedPage {
     ///
     /// # Safety
     ///
-    /// `buffer` is valid and pinned by this backend, and nothing else will unpin it.
+    /// `buffer` is valid, holds `block` and is pinned by this backend, and nothing else will
+    /// unpin it.
     #[cfg_attr(not(any(feature = "pg17", feature = "pg18")), allow(dead_code))]
-    pub(super) unsafe fn from_pinned(buffer: pg_sys::Buffer) -> Self {
-        PinnedPage { buffer }
+    pub(super) unsafe fn from_pinned(buffer: pg_sys::Buffer, block: BlockNumber) -> Self {
+        debug_assert_eq!(
+            // SAFETY: the buffer is pinned (caller's contract).
+            unsafe { pg_sys::BufferGetBlockNumber(buffer) },
+            block
+        );
+        PinnedPage { buffer, block }
     }
 
     /// The block in the buffer.
     pub fn block(&self) -> BlockNumber {
-        // SAFETY: the buffer is pinned by this value.
-        unsafe { pg_sys::BufferGetBlockNumber(self.buffer) }
+        self.block
     }
 
     fn page_ptr(&self) -> *const u8 {
@@ -127,7 +134,7 @@ impl PinnedPage {
 
     /// Locks the page in `mode` (waiting for the lock), keeping the pin.
     pub fn lock(self, mode: ReadMode) -> PageReadGuard {
-        let buffer = self.buffer;
+        let (buffer, block) = (self.buffer, self.block);
         std::mem::forget(self);
         let lock = match mode {
             ReadMode::Shared => pg_sys::BUFFER_LOCK_SHARE,
@@ -136,14 +143,14 @@ impl PinnedPage {
                 // SAFETY: the pin is ours and the buffer is not locked by this backend.
                 unsafe { pg_sys::LockBufferForCleanup(buffer) };
                 // SAFETY: pinned once and now cleanup-locked; the guard takes both over.
-                return unsafe { PageReadGuard::from_locked(buffer, mode) };
+                return unsafe { PageReadGuard::from_locked_block(buffer, block, mode) };
             }
         };
         // SAFETY: the pin is ours and the buffer is not locked by this backend. Should the lock
         // call raise an ERROR, the resource owner releases the pin.
         unsafe { pg_sys::LockBuffer(buffer, lock as i32) };
         // SAFETY: pinned once and now locked in `mode`; the guard takes both over.
-        unsafe { PageReadGuard::from_locked(buffer, mode) }
+        unsafe { PageReadGuard::from_locked_block(buffer, block, mode) }
     }
 }
 
