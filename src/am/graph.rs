@@ -50,14 +50,16 @@ pub struct HeapTids {
 
 impl Default for HeapTids {
     fn default() -> Self {
-        HeapTids {
-            tids: [ItemPointer::INVALID; HEAPTIDS],
-            len: 0,
-        }
+        HeapTids::EMPTY
     }
 }
 
 impl HeapTids {
+    const EMPTY: HeapTids = HeapTids {
+        tids: [ItemPointer::INVALID; HEAPTIDS],
+        len: 0,
+    };
+
     /// The TIDs in slot order.
     pub fn as_slice(&self) -> &[ItemPointer] {
         &self.tids[..usize::from(self.len)]
@@ -104,6 +106,19 @@ pub struct ElementMeta {
 /// A loaded element.
 pub type Element = Candidate<ElementId, ElementMeta>;
 
+/// What a batch's places in the output hold until their element is decoded.
+const PLACEHOLDER: Element = Candidate {
+    id: ItemPointer::INVALID,
+    distance: 0.0,
+    level: 0,
+    live: false,
+    meta: ElementMeta {
+        version: 0,
+        neighbor_tid: ItemPointer::INVALID,
+        heap_tids: HeapTids::EMPTY,
+    },
+};
+
 /// The index's graph, read through the buffer manager.
 pub struct PageGraph {
     rel: Relation,
@@ -115,8 +130,6 @@ pub struct PageGraph {
     locks: Vec<(GraphLock, PageLock)>,
     /// Scratch for `load`: the batch's blocks and which ids are on each.
     layout: BatchLayout,
-    /// Scratch for `load`: the candidates of the batch, by position.
-    slots: Vec<Option<Element>>,
     /// Scratch for `load`: the batch's blocks, pinned (empty between calls).
     pins: Vec<PinnedPage>,
     /// Reads the blocks of each batch, overlapping their I/O.
@@ -196,7 +209,6 @@ impl PageGraph {
             dimensions: 0,
             locks: Vec::new(),
             layout: BatchLayout::default(),
-            slots: Vec::new(),
             pins: Vec::new(),
             reader: BlockReader::new(rel, options::io_settings(false)),
             layer: 0,
@@ -327,9 +339,9 @@ impl PageGraph {
         layout.group(ids);
 
         let query = self.support.prepare(query);
-        let mut slots = std::mem::take(&mut self.slots);
-        slots.clear();
-        slots.resize(ids.len(), None);
+        // Each element is decoded straight into its place in `out`.
+        let first_out = out.len();
+        out.resize(first_out + ids.len(), PLACEHOLDER);
         let mut pins = std::mem::take(&mut self.pins);
         let capture = self.lookahead > 0 && self.reader.is_cold();
         let (m, layer) = (self.m, self.layer);
@@ -370,19 +382,18 @@ impl PageGraph {
                     if capture {
                         capture_neighbors(&mut self.captured, &page, &element, m, layer);
                     }
-                    slots[i as usize] = Some(element);
+                    out[first_out + i as usize] = element;
                 }
             }
         }
         drop(batch);
+        debug_assert_eq!(
+            handed,
+            layout.blocks.len(),
+            "every block of the batch was read"
+        );
         self.layout = layout;
         self.pins = pins;
-        out.extend(
-            slots
-                .drain(..)
-                .map(|c| c.expect("every block of the batch was read")),
-        );
-        self.slots = slots;
     }
 
     /// Drops the heavyweight locks taken through `GraphStore::lock` and the reader's stream
