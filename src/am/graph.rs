@@ -354,10 +354,16 @@ impl PageGraph {
             // Pin a few blocks and have the CPU fetch the line pointers, then the element
             // tuples of the batch on them: all of it travels in parallel while the first is
             // decoded.
+            // Pages this backend has just read itself are in the CPU's cache already.
+            let mut in_cache = 0u32;
             while pins.len() < limit {
                 match batch.next() {
                     Some(pin) => {
-                        pin.prefetch_line_pointers(layout.offsets(handed, ids));
+                        if batch.copied_here() {
+                            in_cache |= 1 << pins.len();
+                        } else {
+                            pin.prefetch_line_pointers(layout.offsets(handed, ids));
+                        }
                         pins.push(pin);
                         handed += 1;
                     }
@@ -368,8 +374,10 @@ impl PageGraph {
                 break;
             }
             let first = handed - pins.len();
-            for (k, pin) in (first..).zip(&pins) {
-                pin.prefetch_items(layout.offsets(k, ids), PREFETCH_BYTES);
+            for (j, (k, pin)) in (first..).zip(&pins).enumerate() {
+                if in_cache & (1 << j) == 0 {
+                    pin.prefetch_items(layout.offsets(k, ids), PREFETCH_BYTES);
+                }
             }
             for (k, pin) in (first..).zip(pins.drain(..)) {
                 let guard = pin.lock(ReadMode::Shared);

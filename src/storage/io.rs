@@ -280,6 +280,7 @@ impl BlockReader {
             page_cache_misses: 0,
             timing,
             missed: false,
+            copied_here: false,
         };
         if cold {
             if batch.reader.method == IoMethod::ReadStream && batch.reader.advise_streams {
@@ -400,6 +401,9 @@ pub struct BatchRead<'a> {
     timing: bool,
     /// A plain read of this hop missed shared buffers.
     missed: bool,
+    /// The page last handed out was just read by this backend itself (see
+    /// [`BatchRead::copied_here`]).
+    copied_here: bool,
 }
 
 /// Where a read that missed shared buffers came from, judged by its time.
@@ -414,6 +418,7 @@ impl BatchRead<'_> {
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<PinnedPage> {
         let block = *self.blocks.get(self.pos)?;
+        self.copied_here = false;
         let page = match self.mode {
             Mode::Plain => self.next_plain(block),
             Mode::Prefetch => self.next_prefetched(block),
@@ -421,6 +426,13 @@ impl BatchRead<'_> {
         };
         self.pos += 1;
         Some(page)
+    }
+
+    /// Whether the page last returned by [`next`](Self::next) was just read synchronously by
+    /// this backend: its bytes went through this CPU's cache on the way in (the kernel's copy
+    /// and the checksum), so asking the CPU to fetch them again is wasted work.
+    pub fn copied_here(&self) -> bool {
+        self.copied_here
     }
 
     /// A plain read, timed when it misses shared buffers: a device read turns the reader
@@ -453,6 +465,7 @@ impl BatchRead<'_> {
             return (page, None);
         }
         self.missed = true;
+        self.copied_here = true;
         let Some(started) = started else {
             // Time the next miss, unless the page cache already answered in this hop.
             self.timing = self.page_cache_misses == 0;
