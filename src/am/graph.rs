@@ -626,7 +626,7 @@ impl GraphStore for PageGraph {
                 }
             }
         }
-        self.reader.hint(&blocks, self.fanout(layer));
+        self.reader.speculate(&blocks);
         self.hint_blocks = blocks;
     }
 

@@ -194,6 +194,8 @@ pub struct BlockReader {
     hop: u64,
     /// Hints older than this many hops are counted unused and forgotten.
     hint_lifetime: u64,
+    /// Look-ahead blocks to hint when the next hop starts.
+    speculative: Vec<BlockNumber>,
     counters: IoCounters,
     /// The stream kept between hops with [`StreamReuse::Reset`] (dropped before the queue
     /// it reads).
@@ -217,6 +219,7 @@ impl BlockReader {
             hints: Vec::new(),
             hop: 0,
             hint_lifetime: 4,
+            speculative: Vec::new(),
             counters: IoCounters::default(),
             kept_stream: None,
             queue: QueueBox::new(),
@@ -289,32 +292,24 @@ impl BlockReader {
                 batch.top_up_hints();
             } else {
                 batch.overlap_from(0);
+                if batch.mode == Mode::Prefetch {
+                    // The hop's own reads go to the device before the look-ahead's.
+                    batch.top_up_hints();
+                }
             }
+            batch.hint_speculative();
         }
+        batch.reader.speculative.clear();
         batch
     }
 
-    /// Look-ahead: asks the kernel to read `blocks` ahead, within what is left of the budget
-    /// of a layer with `fanout` slots, while the walk is cold. Blocks in shared buffers or
-    /// already hinted cost nothing.
-    pub fn hint(&mut self, blocks: &[BlockNumber], fanout: usize) {
-        if !self.is_cold() {
-            return;
-        }
-        let budget = self.budget(fanout);
-        for &block in blocks {
-            if self.hints.len() >= budget {
-                break;
-            }
-            if self.hints.iter().any(|h| h.block == block) {
-                continue;
-            }
-            if self.prefetch(block) {
-                self.hints.push(Hint {
-                    block,
-                    hop: self.hop,
-                });
-            }
+    /// Look-ahead: the blocks the walk will probably need after its next hop. They are asked
+    /// for when that hop starts ([`BlockReader::batch`]), with the part of the budget the hop's
+    /// own blocks leave free, while the walk is cold.
+    pub fn speculate(&mut self, blocks: &[BlockNumber]) {
+        self.speculative.clear();
+        if self.is_cold() {
+            self.speculative.extend_from_slice(blocks);
         }
     }
 
@@ -533,6 +528,33 @@ impl BatchRead<'_> {
         } else {
             // Not requested ahead: its time tells a device from the page cache.
             self.timed_pin(block).0
+        }
+    }
+
+    /// Hints the look-ahead blocks with what the budget has left once every read of this hop
+    /// has been asked for (prefetch mode: only then is it known which of its blocks need one).
+    fn hint_speculative(&mut self) {
+        if self.mode != Mode::Prefetch || self.issued < self.blocks.len() {
+            return;
+        }
+        let blocks = self.blocks;
+        let reader = &mut *self.reader;
+        let mut room = self.budget.saturating_sub(reader.hints.len());
+        for i in 0..reader.speculative.len() {
+            if room == 0 {
+                break;
+            }
+            let block = reader.speculative[i];
+            if blocks.contains(&block) || reader.hints.iter().any(|h| h.block == block) {
+                continue;
+            }
+            if reader.prefetch(block) {
+                reader.hints.push(Hint {
+                    block,
+                    hop: reader.hop,
+                });
+                room -= 1;
+            }
         }
     }
 

@@ -194,6 +194,13 @@ pub(crate) fn search_layer<S: GraphStore>(
         }
         state.stats.visited += batch;
 
+        // While this batch is read, the store may start on the neighbors of the candidates
+        // most likely to be expanded after it.
+        let width = store.lookahead_width();
+        if width > 0 && !queues.c.is_empty() {
+            lookahead(store, state, &queues.c, q.layer, width);
+        }
+
         // ... then load it in one call.
         if !state.ids.is_empty() {
             let mut loaded = std::mem::take(&mut state.loaded);
@@ -207,18 +214,14 @@ pub(crate) fn search_layer<S: GraphStore>(
             }
             state.loaded = loaded;
         }
-
-        let width = store.lookahead_width();
-        if width > 0 && !queues.c.is_empty() {
-            lookahead(store, state, &queues.c, q.layer, width);
-        }
     }
 
     std::iter::from_fn(|| queues.w.pop().map(|(index, _)| index)).collect()
 }
 
-/// Shows the store the `width` nearest of C's root (the next expansion) and
-/// its children (the set holding the one after), nearest first.
+/// Shows the store the `width` nearest of C's root (the next expansion, unless
+/// the batch being loaded beats it) and its children (the set holding the one
+/// after), nearest first.
 fn lookahead<S: GraphStore>(
     store: &mut S,
     state: &mut SearchState<S::Id, S::Meta>,

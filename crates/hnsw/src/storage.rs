@@ -141,12 +141,13 @@ pub trait GraphStore {
         0
     }
 
-    /// Look-ahead hint, after each expanded candidate's batch: up to
-    /// [`GraphStore::lookahead_width`] candidates the search on `layer` is
-    /// most likely to expand next, nearest first (the next expansion first),
-    /// and the search's visited test, so that a store can start reading the
-    /// unvisited neighbors of those candidates. Must not change what the
-    /// search reads. Default: ignored.
+    /// Look-ahead hint, given after a hop's batch is known and before it is
+    /// loaded: up to [`GraphStore::lookahead_width`] candidates the search on
+    /// `layer` is most likely to expand after this batch, nearest first (the
+    /// first is the next expansion unless an element of the batch turns out
+    /// nearer), and the search's visited test (the batch counts as visited),
+    /// so that a store can start reading their unvisited neighbors while the
+    /// batch is read. Must not change what the search reads. Default: ignored.
     fn lookahead(
         &mut self,
         layer: u8,
