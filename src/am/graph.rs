@@ -353,8 +353,7 @@ impl PageGraph {
         loop {
             // Pin a few blocks and have the CPU fetch the line pointers, then the element
             // tuples of the batch on them: all of it travels in parallel while the first is
-            // decoded.
-            // Pages this backend has just read itself are in the CPU's cache already.
+            // decoded. Pages this backend has just read itself are in the CPU's cache already.
             let mut in_cache = 0u32;
             while pins.len() < limit {
                 match batch.next() {

@@ -19,7 +19,8 @@
 //! plain, timed read (while the others are already requested); a hop without reads, or whose
 //! plain reads all came from the page cache, turns the reader warm again.
 //!
-//! Look-ahead hints ([`BlockReader::hint`]) use what is left of the budget with
+//! Look-ahead hints ([`BlockReader::speculate`]) are issued when the next hop starts, once all
+//! its own reads are hinted, with what is left of the budget, through
 //! `PrefetchBuffer`, which only asks the kernel to read ahead: a block hinted but never read
 //! leaves shared buffers (and the hit and read counts) untouched, so every method and
 //! look-ahead setting reads exactly the same blocks into shared buffers.
@@ -532,9 +533,10 @@ impl BatchRead<'_> {
     }
 
     /// Hints the look-ahead blocks with what the budget has left once every read of this hop
-    /// has been asked for (prefetch mode: only then is it known which of its blocks need one).
+    /// has been hinted (only then is it known which of its blocks need a read; a stream that
+    /// is not given hints keeps that to itself, and gets no look-ahead).
     fn hint_speculative(&mut self) {
-        if self.mode != Mode::Prefetch || self.issued < self.blocks.len() {
+        if self.issued < self.blocks.len() {
             return;
         }
         let blocks = self.blocks;
