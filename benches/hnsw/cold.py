@@ -45,7 +45,7 @@ Method
   * Sweep, per eic in --eic (1,2,4,8,16,32,64): pgvector; ours with hnsw.io_method =
     prefetch (our default with io_method = worker) and read_stream, each with
     hnsw.prefetch_lookahead 0 (the default) and 2, and off. At eic = 16 also prefetch with
-    look-ahead 1, 4, 8, read_stream with hnsw.debug_read_stream_reset = on, and prefetch
+    look-ahead 1, 4, 8, and prefetch
     with hnsw.debug_heap_prefetch = off (no table read-ahead for the rows returned). --only
     keeps some of ours' configurations. Within each eic the side that goes first alternates
     and ours' configurations rotate. One run at a time (2 cores, one disk);
@@ -131,7 +131,7 @@ INDEX_STATE = "cold_index_state"  # which index cold.py built, and whether the t
 BULK_TABLE = "bulk_items"
 DEFAULT_LOOKAHEAD = 0  # hnsw.prefetch_lookahead's default in our library
 LOOKAHEAD = 2  # the look-ahead measured against it at every eic
-EXTRA_EIC = 16  # the eic of the look-ahead, stream-reset and table-prefetch variants
+EXTRA_EIC = 16  # the eic of the look-ahead and table-prefetch variants
 ONLY: set[str] = set()  # --only: the keys of ours' configurations to run (all when empty)
 
 
@@ -146,7 +146,6 @@ class Config:
     side: str
     io_method: str = ""
     lookahead: int | None = None
-    stream_reset: bool = False
     heap_prefetch: bool = True
 
     @property
@@ -156,8 +155,7 @@ class Config:
         key = f"ours {self.io_method}"
         if self.lookahead is not None:
             key += f" la{self.lookahead}"
-        return key + (" reset" if self.stream_reset else "") + \
-            ("" if self.heap_prefetch else " noheap")
+        return key + ("" if self.heap_prefetch else " noheap")
 
     @property
     def label(self) -> str:
@@ -166,8 +164,7 @@ class Config:
         label = f"ours {self.io_method}"
         if self.lookahead is not None:
             label += f", look-ahead {self.lookahead}"
-        return label + (", stream reset per hop" if self.stream_reset else "") + \
-            ("" if self.heap_prefetch else ", no table prefetch")
+        return label + ("" if self.heap_prefetch else ", no table prefetch")
 
     def settings(self, eic: int, ef_search: int) -> dict[str, str]:
         s = {"effective_io_concurrency": str(eic), "hnsw.ef_search": str(ef_search),
@@ -176,7 +173,6 @@ class Config:
             s["hnsw.io_method"] = self.io_method
             if self.lookahead is not None:
                 s["hnsw.prefetch_lookahead"] = str(self.lookahead)
-            s["hnsw.debug_read_stream_reset"] = "on" if self.stream_reset else "off"
             s["hnsw.debug_heap_prefetch"] = "on" if self.heap_prefetch else "off"
         return s
 
@@ -195,7 +191,6 @@ def ours_configs(eic: int) -> list[Config]:
                Config("ours", "read_stream", LOOKAHEAD), Config("ours", "off")]
     if eic == EXTRA_EIC:
         configs += [Config("ours", "prefetch", la) for la in (1, 4, 8)]
-        configs.append(Config("ours", "read_stream", DEFAULT_LOOKAHEAD, stream_reset=True))
         configs.append(Config("ours", "prefetch", DEFAULT_LOOKAHEAD, heap_prefetch=False))
     if ONLY:
         configs = [c for c in configs if c.key in ONLY]
@@ -836,8 +831,8 @@ def markdown(args, res: dict, svg_name: str) -> str:
         "| ours configuration | cold mean | cold p99 | warm mean | resident mean | recall |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for cfg in [c for c in ours_configs(eic16) if not c.stream_reset and
-                c.lookahead in (None, DEFAULT_LOOKAHEAD, LOOKAHEAD)]:
+    for cfg in [c for c in ours_configs(eic16)
+                if c.lookahead in (None, DEFAULT_LOOKAHEAD, LOOKAHEAD)]:
         cells = []
         for mode, metric in (("cold", "mean_ms"), ("cold", "p99_ms"), ("warm", "mean_ms"),
                              ("resident", "mean_ms"), ("cold", "recall")):

@@ -403,14 +403,13 @@ impl PageGraph {
         self.pins = pins;
     }
 
-    /// Drops the heavyweight locks taken through `GraphStore::lock` and the reader's stream
-    /// without releasing them: for state freed after a transaction abort, which has released
-    /// them already.
+    /// Drops the heavyweight locks taken through `GraphStore::lock` without releasing them:
+    /// for state freed after a transaction abort, which has released them already. (Nothing
+    /// else of the graph outlives a call: pins and read streams belong to one batch.)
     pub fn forget_after_abort(&mut self) {
         for (_, held) in self.locks.drain(..) {
             std::mem::forget(held);
         }
-        self.reader.forget();
     }
 
     fn lock_target(lock: GraphLock) -> (BlockNumber, PageLockMode) {

@@ -6,7 +6,7 @@
 //! so `rd_options` reads the same; the range errors ("value 1 out of bounds for option "m"")
 //! are Postgres's own. The settings live in cells Postgres writes through pointers.
 
-use crate::storage::io::{IoMethod, IoSettings, StreamReuse};
+use crate::storage::io::{IoMethod, IoSettings};
 use crate::storage::Relation;
 use pgrx::pg_sys;
 use std::cell::UnsafeCell;
@@ -73,7 +73,6 @@ static SCAN_MEM_MULTIPLIER: PgCell<f64> = PgCell::new(1.0);
 static RELOPT_KIND: PgCell<pg_sys::relopt_kind::Type> = PgCell::new(0);
 static IO_METHOD: PgCell<c_int> = PgCell::new(IO_PREFETCH);
 static PREFETCH_LOOKAHEAD: PgCell<c_int> = PgCell::new(DEFAULT_PREFETCH_LOOKAHEAD);
-static STREAM_RESET: PgCell<bool> = PgCell::new(false);
 static HEAP_PREFETCH: PgCell<bool> = PgCell::new(true);
 
 /// `hnsw.io_method` values.
@@ -274,20 +273,8 @@ pub fn init() {
             None,
             None,
         );
-        // For measurements: a read stream reset at each hop instead of one per hop.
-        pg_sys::DefineCustomBoolVariable(
-            c"hnsw.debug_read_stream_reset".as_ptr(),
-            c"Reuses one read stream per walk, reset at each hop (for measurements)".as_ptr(),
-            std::ptr::null(),
-            STREAM_RESET.as_ptr(),
-            false,
-            pg_sys::GucContext::PGC_USERSET,
-            (pg_sys::GUC_NO_SHOW_ALL | pg_sys::GUC_NOT_IN_SAMPLE) as c_int,
-            None,
-            None,
-            None,
-        );
-        // For measurements: whether cold scans hint the table blocks of their next rows.
+        // For A/B measurements of the table-row hints: superusers only, and it can only turn
+        // hints off (never changes results).
         pg_sys::DefineCustomBoolVariable(
             c"hnsw.debug_heap_prefetch".as_ptr(),
             c"Prefetches the table blocks of the rows a cold scan returns next (for measurements)"
@@ -295,7 +282,7 @@ pub fn init() {
             std::ptr::null(),
             HEAP_PREFETCH.as_ptr(),
             true,
-            pg_sys::GucContext::PGC_USERSET,
+            pg_sys::GucContext::PGC_SUSET,
             (pg_sys::GUC_NO_SHOW_ALL | pg_sys::GUC_NOT_IN_SAMPLE) as c_int,
             None,
             None,
@@ -420,11 +407,6 @@ pub fn io_settings(maintenance: bool) -> IoSettings {
     IoSettings {
         method: io_method(),
         maintenance,
-        reuse: if STREAM_RESET.get() {
-            StreamReuse::Reset
-        } else {
-            StreamReuse::PerHop
-        },
     }
 }
 

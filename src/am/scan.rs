@@ -46,6 +46,7 @@ struct ScanState {
     /// The memory budget of iterative scans, fixed when the scan began (as in pgvector).
     max_memory: usize,
     /// Memory context for Postgres allocations made while searching; reset by `amrescan`.
+    /// Nothing kept in this state may point into it (a read stream lives within one hop).
     tmp_ctx: pg_sys::MemoryContext,
     /// Hops and visits of the searches before the last rescan.
     earlier: SearchStats,
@@ -113,6 +114,10 @@ struct ScanOpaque {
 }
 
 /// Frees the Rust state when the scan's memory context goes away without `amendscan`.
+///
+/// Not `#[pg_guard]`ed, because it cannot panic or raise: it runs during abort cleanup, where
+/// an ERROR would escalate. Dropping the state only frees Rust memory, forgets the locks
+/// (no Postgres call) and sets a thread-local flag; it holds no pins or streams between calls.
 unsafe extern "C-unwind" fn release_on_reset(arg: *mut c_void) {
     let opaque = arg.cast::<ScanOpaque>();
     // SAFETY: arg is the ScanOpaque this callback was registered with, which lives in the
@@ -512,15 +517,17 @@ fn count_search(_s: &mut pg_sys::IndexScanDescData) {}
 #[pg_guard]
 pub unsafe extern "C-unwind" fn end_scan(scan: pg_sys::IndexScanDesc) {
     // SAFETY: scan was begun by begin_scan; the state is taken out once and freed; the
-    // callback sees the null pointer later and does nothing.
+    // callback sees the null pointer later and does nothing. The Rust state is dropped before
+    // the temporary context is deleted, so nothing it holds can point into freed memory.
     unsafe {
         let opaque = (*scan).opaque.cast::<ScanOpaque>();
         let state = std::mem::replace(&mut (*opaque).state, std::ptr::null_mut());
         if !state.is_null() {
             let state = Box::from_raw(state);
             record_finished_scan(state.counters());
-            pg_sys::MemoryContextDelete(state.tmp_ctx);
+            let tmp_ctx = state.tmp_ctx;
             drop(state);
+            pg_sys::MemoryContextDelete(tmp_ctx);
         }
     }
 }

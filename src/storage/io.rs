@@ -6,10 +6,9 @@
 //!   reads in flight, topped up as each block is consumed, then `ReadBuffer`.
 //! * [`IoMethod::ReadStream`] (PG 17+): one read stream per hop, begun with
 //!   `READ_STREAM_FULL` so it starts at full distance instead of ramping up from one block
-//!   (a stream reset between hops ramps up again from one: [`StreamReuse`] keeps that variant
-//!   for measurements). Its I/O limit is the tablespace's `effective_io_concurrency` (or
-//!   `maintenance_io_concurrency` for writers), and a hop never holds more than the layer's
-//!   neighbor count.
+//!   (a stream reset between hops would ramp up again from one at every hop). Its I/O limit is
+//!   the tablespace's `effective_io_concurrency` (or `maintenance_io_concurrency` for
+//!   writers), and a hop never holds more than the layer's neighbor count.
 //! * [`IoMethod::Off`]: plain synchronous `ReadBuffer` calls.
 //!
 //! The reader starts warm: blocks are read one by one with no extra call, so an index that is
@@ -27,6 +26,12 @@
 //!
 //! Nothing here changes which blocks a walk visits, or when it locks them: a reader only
 //! returns pinned, unlocked pages ([`PinnedPage`]), in the order it was given.
+//!
+//! Lifetimes: a read stream is Postgres memory (allocated in `CurrentMemoryContext`) that
+//! holds pins. It is owned by the [`BatchRead`] of one hop, which borrows its reader and is
+//! begun and dropped within one `load` call of the graph store, so no memory context is reset
+//! or deleted while it lives, and it can never be kept in state that outlives the call (a
+//! scan's, a build's) across a rescan or a per-tuple reset.
 
 use super::page::BlockNumber;
 use super::pinned::PinnedPage;
@@ -64,22 +69,12 @@ impl IoMethod {
 /// Whether this build has read streams.
 pub const READ_STREAMS: bool = cfg!(any(feature = "pg17", feature = "pg18"));
 
-/// Whether a read stream is begun per hop or reset between hops (measurements only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StreamReuse {
-    /// A new stream per hop, at full distance from its first block.
-    PerHop,
-    /// One stream per walk, reset between hops (ramps up from one block at each hop).
-    Reset,
-}
-
 /// Settings of a walk's reads.
 #[derive(Clone, Copy, Debug)]
 pub struct IoSettings {
     pub method: IoMethod,
     /// Writers (insert, build, vacuum) use `maintenance_io_concurrency`.
     pub maintenance: bool,
-    pub reuse: StreamReuse,
 }
 
 /// What a walk's reads did.
@@ -181,7 +176,6 @@ pub struct BlockReader {
     rel: Relation,
     method: IoMethod,
     maintenance: bool,
-    reuse: StreamReuse,
     /// The tablespace's I/O concurrency (0 disables overlapping).
     io_concurrency: usize,
     /// Streams also get `PrefetchBuffer` hints (the server's `io_method` is `worker`).
@@ -198,9 +192,6 @@ pub struct BlockReader {
     /// Look-ahead blocks to hint when the next hop starts.
     speculative: Vec<BlockNumber>,
     counters: IoCounters,
-    /// The stream kept between hops with [`StreamReuse::Reset`] (dropped before the queue
-    /// it reads).
-    kept_stream: Option<Stream>,
     /// Owned (freed on drop); its address, given to the stream's callback, stays put.
     queue: QueueBox,
 }
@@ -212,7 +203,6 @@ impl BlockReader {
             rel,
             method: settings.method.effective(),
             maintenance: settings.maintenance,
-            reuse: settings.reuse,
             io_concurrency,
             advise_streams: READ_STREAMS && server_io_method_is_worker(),
             cold: LAST_WALK_COLD.with(Cell::get),
@@ -222,18 +212,13 @@ impl BlockReader {
             hint_lifetime: 4,
             speculative: Vec::new(),
             counters: IoCounters::default(),
-            kept_stream: None,
             queue: QueueBox::new(),
         }
     }
 
     /// Changes the method for the next hops (settings may change between fetches).
     pub fn set_method(&mut self, method: IoMethod) {
-        let method = method.effective();
-        if method != self.method {
-            self.end_kept_stream();
-            self.method = method;
-        }
+        self.method = method.effective();
     }
 
     /// How many hops an unused hint is kept for.
@@ -337,32 +322,12 @@ impl BlockReader {
         self.hints.retain(|h| h.hop >= oldest);
         self.counters.unused += (before - self.hints.len()) as u64;
     }
-
-    fn end_kept_stream(&mut self) {
-        if let Some(stream) = self.kept_stream.take() {
-            stream.end();
-        }
-    }
-
-    /// For state freed after a transaction abort: the stream's memory and pins are gone
-    /// with the transaction, so they must not be released again.
-    pub fn forget(&mut self) {
-        // Its memory and pins went with the abort: abandon it without a call.
-        if let Some(stream) = self.kept_stream.take() {
-            // (Before PG 17 a Stream is never made and has no drop.)
-            #[cfg_attr(
-                not(any(feature = "pg17", feature = "pg18")),
-                allow(clippy::forget_non_drop)
-            )]
-            std::mem::forget(stream);
-        }
-        self.hints.clear();
-    }
 }
 
 impl Drop for BlockReader {
     fn drop(&mut self) {
-        // (Its stream, if any, ends in its own drop, before the queue it reads is freed.)
+        // (A stream is ended by its batch, which borrows the reader, so it is gone before the
+        // queue it read is freed here.)
         LAST_WALK_COLD.with(|last| last.set(self.cold));
     }
 }
@@ -493,19 +458,11 @@ impl BatchRead<'_> {
             IoMethod::ReadStream => {
                 self.reader.queue.refill(&self.blocks[from..]);
                 let queue = self.reader.queue.ptr;
-                let stream = match self.reader.reuse {
-                    StreamReuse::Reset => match self.reader.kept_stream.take() {
-                        Some(stream) => {
-                            stream.reset();
-                            stream
-                        }
-                        None => Stream::begin(self.reader.rel, self.reader.maintenance, queue),
-                    },
-                    StreamReuse::PerHop => {
-                        Stream::begin(self.reader.rel, self.reader.maintenance, queue)
-                    }
-                };
-                self.stream = Some(stream);
+                self.stream = Some(Stream::begin(
+                    self.reader.rel,
+                    self.reader.maintenance,
+                    queue,
+                ));
                 self.mode = Mode::Stream;
             }
         }
@@ -603,10 +560,7 @@ impl Drop for BatchRead<'_> {
         }
         // Release what a stream still holds (a batch left before its end) before counting.
         if let Some(stream) = self.stream.take() {
-            match self.reader.reuse {
-                StreamReuse::Reset => self.reader.kept_stream = Some(stream),
-                StreamReuse::PerHop => stream.end(),
-            }
+            stream.end();
         }
         let now = BufferUsage::now();
         let reads = (now.reads - self.usage.reads).max(0) as u64;
@@ -698,8 +652,9 @@ impl Stream {
             flags |= pg_sys::READ_STREAM_USE_BATCHING;
         }
         // SAFETY: the relation is open; `queue` is boxed by the reader and outlives the
-        // stream (ended by the batch or the reader that owns the box); the callback only reads
-        // it. The stream is allocated in the current memory context, which outlives the walk.
+        // stream (ended by the batch, which borrows the reader that owns the box); the callback
+        // only reads it. The stream is allocated in the current memory context, which is not
+        // reset or deleted during the batch (see the module documentation).
         let raw = unsafe {
             pg_sys::read_stream_begin_relation(
                 flags as i32,
@@ -725,12 +680,6 @@ impl Stream {
         // SAFETY: a valid buffer pinned once by this backend and not locked; the stream
         // returns the blocks of its queue in order, and `block` is the next one.
         unsafe { PinnedPage::from_pinned(buffer, block) }
-    }
-
-    /// Releases what the stream still holds and lets it start again at distance one.
-    fn reset(&self) {
-        // SAFETY: the stream is live and its queue (re-filled by the caller) is valid.
-        unsafe { pg_sys::read_stream_reset(self.raw) }
     }
 
     fn end(self) {
@@ -759,11 +708,13 @@ impl Stream {
     fn next(&self, _block: BlockNumber) -> PinnedPage {
         unreachable!("read streams need PostgreSQL 17")
     }
-    fn reset(&self) {}
     fn end(self) {}
 }
 
 /// The read stream's callback: the next block of the queue, or the end of the stream.
+///
+/// Not `#[pg_guard]`ed, because it cannot panic (a bounds-checked `get` and an increment) and
+/// calls nothing in Postgres.
 #[cfg(any(feature = "pg17", feature = "pg18"))]
 unsafe extern "C-unwind" fn next_queued_block(
     _stream: *mut pg_sys::ReadStream,

@@ -29,13 +29,12 @@ CREATE INDEX items_idx ON items USING hnsw (v vector_l2_ops);
 CREATE TABLE runs (cfg text, qid int, ids int[], blocks bigint, hits bigint, reads bigint,
   prefetched bigint, heap_prefetches bigint);
 -- Runs every query with one setting; returns the index blocks read into shared buffers.
-CREATE FUNCTION run_all(cfg text, method text, lookahead int, reset bool) RETURNS bigint
+CREATE FUNCTION run_all(cfg text, method text, lookahead int) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE q record; ids int[]; s record; before bigint;
 BEGIN
   PERFORM set_config('hnsw.io_method', method, true);
   PERFORM set_config('hnsw.prefetch_lookahead', lookahead::text, true);
-  PERFORM set_config('hnsw.debug_read_stream_reset', reset::text, true);
   PERFORM set_config('enable_seqscan', 'off', true);
   PERFORM pg_buffercache_evict_relation('items_idx');
   PERFORM pg_buffercache_evict_relation('items');
@@ -50,15 +49,15 @@ BEGIN
 END $$;
 SQL
 
-configs=("off off 0 f" "prefetch0 prefetch 0 f" "prefetch2 prefetch 2 f" "stream0 read_stream 0 f"
-  "stream2 read_stream 2 f" "stream8 read_stream 8 f" "stream-reset read_stream 2 t")
+configs=("off off 0" "prefetch0 prefetch 0" "prefetch2 prefetch 2" "prefetch8 prefetch 8"
+  "stream0 read_stream 0" "stream2 read_stream 2" "stream8 read_stream 8")
 # Reads that come from the kernel's page cache are read plainly: drop it before each run
 # (root only) so that the walks really overlap device reads.
 dropped=0
 for c in "${configs[@]}"; do
   set -- $c
   if [ -w /proc/sys/vm/drop_caches ]; then sync; echo 3 > /proc/sys/vm/drop_caches; dropped=1; fi
-  reads=$(sql ours -c "SELECT run_all('$1', '$2', $3, '$4')")
+  reads=$(sql ours -c "SELECT run_all('$1', '$2', $3)")
   echo "$1: $reads index blocks read"
 done
 
