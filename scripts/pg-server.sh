@@ -17,7 +17,8 @@ start)
   mkdir -p "$sockdir"
   [ "$(id -u)" = 0 ] && chown postgres "$sockdir"
   if [ ! -f "$data/PG_VERSION" ]; then
-    as_postgres "$bin/initdb" -D "$data" -A trust -U postgres --no-sync >/dev/null
+    # INITDB_OPTS: e.g. --no-data-checksums for tests that damage pages on purpose.
+    as_postgres "$bin/initdb" -D "$data" -A trust -U postgres --no-sync ${INITDB_OPTS:-} >/dev/null
   fi
   as_postgres "$bin/pg_ctl" -D "$data" -w -l "$data.log" \
     -o "-p $port -k $sockdir -c listen_addresses='' -c fsync=off" start >/dev/null

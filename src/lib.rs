@@ -7,6 +7,7 @@ pub mod am;
 pub mod fmgr;
 mod recv_tests;
 pub mod storage;
+pub mod stores;
 pub mod types;
 
 ::pgrx::pg_module_magic!();
@@ -37,8 +38,8 @@ pub mod types;
 /// Runs when the library is loaded: registers the `hnsw` index options and settings.
 #[::pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    am::options::init();
-    am::scan_stats::init();
+    am::hnsw::options::init();
+    am::explain::init();
 }
 
 #[cfg(test)]

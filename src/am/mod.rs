@@ -1,15 +1,11 @@
-pub mod build;
-pub mod build_memory;
-pub mod cost;
-pub mod format;
-pub mod graph;
-pub mod graph_vacuum;
-pub mod graph_write;
-pub mod handler;
-pub mod insert;
-pub mod options;
-pub mod scan;
-pub mod scan_stats;
-pub mod typeinfo;
-pub mod vacuum;
-pub mod validate;
+//! Index access methods: the callbacks Postgres calls, one folder per method.
+//!
+//! * [`hnsw`]: the `hnsw` method's callbacks (handler, options and settings, cost, build,
+//!   insert, scan, vacuum, validate). They decode their arguments and dispatch to the graph
+//!   algorithms of `vector_hnsw` over the stores in [`crate::stores`].
+//! * [`shared`]: what every method uses: the indexed type's facts and support functions.
+//! * [`explain`]: the `EXPLAIN (ANALYZE, HNSW)` option (PostgreSQL 18).
+
+pub mod explain;
+pub mod hnsw;
+pub mod shared;

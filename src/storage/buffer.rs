@@ -76,6 +76,7 @@ impl PageReadGuard {
             locked: None,
         };
         guard.lock(mode);
+        rel.check_page_id(block, guard.page());
         guard
     }
 

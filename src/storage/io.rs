@@ -637,6 +637,8 @@ fn tablespace_io_concurrency(rel: Relation, maintenance: bool) -> usize {
 struct Stream {
     #[cfg(any(feature = "pg17", feature = "pg18"))]
     raw: *mut pg_sys::ReadStream,
+    #[cfg(any(feature = "pg17", feature = "pg18"))]
+    rel: Relation,
 }
 
 #[cfg(any(feature = "pg17", feature = "pg18"))]
@@ -666,7 +668,7 @@ impl Stream {
                 0,
             )
         };
-        Stream { raw }
+        Stream { raw, rel }
     }
 
     /// The stream's next buffer, which must be `block`'s, pinned.
@@ -679,7 +681,7 @@ impl Stream {
         );
         // SAFETY: a valid buffer pinned once by this backend and not locked; the stream
         // returns the blocks of its queue in order, and `block` is the next one.
-        unsafe { PinnedPage::from_pinned(buffer, block) }
+        unsafe { PinnedPage::from_pinned(self.rel, buffer, block) }
     }
 
     fn end(self) {

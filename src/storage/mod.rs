@@ -24,7 +24,7 @@
 //!   for interrupts, while holding a buffer lock.
 //!
 //! The byte layout of pages is in [`page`] (no Postgres calls); what the index stores in them
-//! is in `crate::am::format`.
+//! is in `crate::stores::hnsw::format`.
 
 mod buffer;
 pub mod io;
@@ -35,10 +35,34 @@ pub use buffer::{
     HeldPages, Image, PageMut, PageReadGuard, PageWriteGuard, ReadMode, WriteMode, MAX_WRITE_PAGES,
 };
 pub use page::{BlockNumber, ItemPointer, OffsetNumber, PageRef};
+use pinned::PinnedPage;
 
 use pgrx::pg_sys;
 
 const _: () = assert!(pg_sys::BLCKSZ as usize == page::BLCKSZ);
+
+/// The `ItemPointerData` Postgres expects for a TID.
+pub fn item_pointer_data(tid: ItemPointer) -> pg_sys::ItemPointerData {
+    pg_sys::ItemPointerData {
+        ip_blkid: pg_sys::BlockIdData {
+            bi_hi: (tid.block >> 16) as u16,
+            bi_lo: tid.block as u16,
+        },
+        ip_posid: tid.offset,
+    }
+}
+
+/// Reads a TID handed over by Postgres.
+///
+/// # Safety
+///
+/// `tid` points to a valid `ItemPointerData`.
+pub unsafe fn item_pointer_from(tid: pg_sys::ItemPointer) -> ItemPointer {
+    // SAFETY: per the contract.
+    let tid = unsafe { &*tid };
+    let block = (u32::from(tid.ip_blkid.bi_hi) << 16) | u32::from(tid.ip_blkid.bi_lo);
+    ItemPointer::new(block, tid.ip_posid)
+}
 
 /// Which file of the relation pages are read from and added to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +89,8 @@ impl Fork {
 pub struct Relation {
     raw: pg_sys::Relation,
     fork: Fork,
+    /// The page id every page read from this relation must carry ([`Relation::with_page_id`]).
+    page_id: Option<u16>,
 }
 
 impl Relation {
@@ -76,7 +102,70 @@ impl Relation {
     /// for as long as this value, its copies, and every guard made from them are in use.
     pub unsafe fn from_raw(raw: pg_sys::Relation, fork: Fork) -> Self {
         assert!(!raw.is_null(), "null relation");
-        Relation { raw, fork }
+        Relation {
+            raw,
+            fork,
+            page_id: None,
+        }
+    }
+
+    /// The same relation, whose pages all carry `id` in the last two bytes of their special
+    /// space (an access method's page id, as pgvector writes it): every page read and locked
+    /// through it is checked before anything decodes it, and a page without it raises
+    /// `ERRCODE_INDEX_CORRUPTED` naming the index and the block. Pages being added are not
+    /// checked (they are initialized after).
+    pub fn with_page_id(self, id: u16) -> Self {
+        Relation {
+            page_id: Some(id),
+            ..self
+        }
+    }
+
+    /// Raises the error of [`Relation::with_page_id`] if `page` (just locked) is not one of
+    /// this relation's pages.
+    pub(super) fn check_page_id(&self, block: BlockNumber, page: PageRef<'_>) {
+        let Some(expected) = self.page_id else {
+            return;
+        };
+        let special = page.special();
+        let found = special
+            .len()
+            .checked_sub(2)
+            .map(|at| u16::from_ne_bytes([special[at], special[at + 1]]));
+        if found == Some(expected) {
+            return;
+        }
+        let message = if page.header().upper == 0 {
+            format!(
+                "index \"{}\" contains unexpected zero page at block {block}",
+                self.name()
+            )
+        } else {
+            format!(
+                "index \"{}\" contains corrupted page at block {block}",
+                self.name()
+            )
+        };
+        pg_sys::panic::ErrorReport::new(
+            pgrx::PgSqlErrorCode::ERRCODE_INDEX_CORRUPTED,
+            message,
+            "check_page_id",
+        )
+        .set_hint("Please REINDEX it.")
+        .report(pgrx::PgLogLevel::ERROR);
+        unreachable!("an ERROR does not return");
+    }
+
+    /// The relation's name (for messages).
+    pub fn name(&self) -> String {
+        // SAFETY: the relation is open (Relation's contract), so rd_rel points to its pg_class
+        // row whose relname is a NUL-terminated NameData.
+        unsafe {
+            let name = &(*(*self.raw).rd_rel).relname;
+            std::ffi::CStr::from_ptr(name.data.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        }
     }
 
     pub fn raw(&self) -> pg_sys::Relation {
@@ -196,6 +285,22 @@ impl Relation {
             block,
             mode,
         })
+    }
+
+    /// Reads `block` into a buffer and pins it, without locking it.
+    pub fn pin_page(&self, block: BlockNumber) -> PinnedPage {
+        // SAFETY: the relation is open (Relation's contract); if the read fails Postgres raises
+        // an ERROR and its resource owner drops any pin taken on the way.
+        unsafe {
+            let buffer = pg_sys::ReadBufferExtended(
+                self.raw,
+                self.fork.number(),
+                block,
+                pg_sys::ReadBufferMode::RBM_NORMAL,
+                std::ptr::null_mut(),
+            );
+            PinnedPage::from_pinned(*self, buffer, block)
+        }
     }
 }
 

@@ -43,26 +43,10 @@ pub fn pin_limit() -> usize {
 /// A pinned, unlocked buffer. Unpins on drop.
 pub struct PinnedPage {
     buffer: pg_sys::Buffer,
+    /// Where it was read from (its page id is checked when it is locked).
+    rel: Relation,
     /// Known from the request, so no call is needed to ask the buffer.
     block: BlockNumber,
-}
-
-impl Relation {
-    /// Reads `block` into a buffer and pins it, without locking it.
-    pub fn pin_page(&self, block: BlockNumber) -> PinnedPage {
-        // SAFETY: the relation is open (Relation's contract); if the read fails Postgres raises
-        // an ERROR and its resource owner drops any pin taken on the way.
-        let buffer = unsafe {
-            pg_sys::ReadBufferExtended(
-                self.raw,
-                self.fork.number(),
-                block,
-                pg_sys::ReadBufferMode::RBM_NORMAL,
-                std::ptr::null_mut(),
-            )
-        };
-        PinnedPage { buffer, block }
-    }
 }
 
 impl PinnedPage {
@@ -72,14 +56,17 @@ impl PinnedPage {
     ///
     /// `buffer` is valid, holds `block` and is pinned by this backend, and nothing else will
     /// unpin it.
-    #[cfg_attr(not(any(feature = "pg17", feature = "pg18")), allow(dead_code))]
-    pub(super) unsafe fn from_pinned(buffer: pg_sys::Buffer, block: BlockNumber) -> Self {
+    pub(super) unsafe fn from_pinned(
+        rel: Relation,
+        buffer: pg_sys::Buffer,
+        block: BlockNumber,
+    ) -> Self {
         debug_assert_eq!(
             // SAFETY: the buffer is pinned (caller's contract).
             unsafe { pg_sys::BufferGetBlockNumber(buffer) },
             block
         );
-        PinnedPage { buffer, block }
+        PinnedPage { buffer, rel, block }
     }
 
     /// The block in the buffer.
@@ -138,7 +125,7 @@ impl PinnedPage {
 
     /// Locks the page in `mode` (waiting for the lock), keeping the pin.
     pub fn lock(self, mode: ReadMode) -> PageReadGuard {
-        let (buffer, block) = (self.buffer, self.block);
+        let (rel, buffer, block) = (self.rel, self.buffer, self.block);
         std::mem::forget(self);
         let lock = match mode {
             ReadMode::Shared => pg_sys::BUFFER_LOCK_SHARE,
@@ -147,14 +134,18 @@ impl PinnedPage {
                 // SAFETY: the pin is ours and the buffer is not locked by this backend.
                 unsafe { pg_sys::LockBufferForCleanup(buffer) };
                 // SAFETY: pinned once and now cleanup-locked; the guard takes both over.
-                return unsafe { PageReadGuard::from_locked_block(buffer, block, mode) };
+                let guard = unsafe { PageReadGuard::from_locked_block(buffer, block, mode) };
+                rel.check_page_id(block, guard.page());
+                return guard;
             }
         };
         // SAFETY: the pin is ours and the buffer is not locked by this backend. Should the lock
         // call raise an ERROR, the resource owner releases the pin.
         unsafe { pg_sys::LockBuffer(buffer, lock as i32) };
         // SAFETY: pinned once and now locked in `mode`; the guard takes both over.
-        unsafe { PageReadGuard::from_locked_block(buffer, block, mode) }
+        let guard = unsafe { PageReadGuard::from_locked_block(buffer, block, mode) };
+        rel.check_page_id(block, guard.page());
+        guard
     }
 }
 

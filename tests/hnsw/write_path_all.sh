@@ -8,7 +8,8 @@ work=${1:-$(mktemp -d /tmp/hnsw-write-path.XXXXXX)}
 shift || true
 checks=("$@")
 [ ${#checks[@]} -gt 0 ] || checks=(build_recall build_memory_limit insert_recall vacuum_recall
-  large_values cross_write ours_index_on_pgvector crash_recovery io_identical scan_lifetimes)
+  large_values cross_write ours_index_on_pgvector crash_recovery io_identical scan_lifetimes
+  page_id_check)
 passed=0 failed=0
 for c in "${checks[@]}"; do
   echo "== $c"

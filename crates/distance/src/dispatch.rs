@@ -2,58 +2,8 @@
 
 use std::sync::OnceLock;
 
-use half::f16;
-
 use crate::portable;
-
-/// Signature of the sparse kernels: `(a_indices, a_values, b_indices, b_values)`.
-pub type SparseKernel = fn(&[i32], &[f32], &[i32], &[f32]) -> f32;
-/// Signature of the Hamming kernel.
-pub type HammingKernel = fn(&[u8], &[u8]) -> u64;
-/// Signature of the Jaccard counting kernel.
-pub type JaccardKernel = fn(&[u8], &[u8]) -> [u64; 3];
-
-/// Raw kernels: the accumulation loops of pgvector, before the per-function
-/// finishing steps (casts, `sqrt`, clamping) that the public modules apply.
-///
-/// All tables compute bit-identical results; they differ only in speed.
-#[derive(Clone, Copy, Debug)]
-pub struct Kernels {
-    /// Human-readable name of the implementation, e.g. `"avx-fma-f16c+popcnt"`.
-    pub name: &'static str,
-    /// `VectorL2SquaredDistance` (float accumulation).
-    pub f32_l2_squared: fn(&[f32], &[f32]) -> f32,
-    /// `VectorInnerProduct` (float accumulation).
-    pub f32_inner_product: fn(&[f32], &[f32]) -> f32,
-    /// `VectorL1Distance` (float accumulation).
-    pub f32_l1: fn(&[f32], &[f32]) -> f32,
-    /// The three float sums of `VectorCosineSimilarity`: `[a·b, a·a, b·b]`.
-    pub f32_cosine_parts: fn(&[f32], &[f32]) -> [f32; 3],
-    /// The double sum of squares of `vector_norm` / `l2_normalize`
-    /// (also `sparsevec_l2_norm` over the stored values).
-    pub f32_sum_squares: fn(&[f32]) -> f64,
-    /// The sequential double sum of squares of `halfvec_l2_norm` and
-    /// `halfvec_l2_normalize`.
-    pub f16_sum_squares: fn(&[f16]) -> f64,
-    /// `HalfvecL2SquaredDistanceF16c`.
-    pub f16_l2_squared: fn(&[f16], &[f16]) -> f32,
-    /// `HalfvecInnerProductF16c`.
-    pub f16_inner_product: fn(&[f16], &[f16]) -> f32,
-    /// `HalfvecL1DistanceF16c`.
-    pub f16_l1: fn(&[f16], &[f16]) -> f32,
-    /// The three float sums of `HalfvecCosineSimilarityF16c`.
-    pub f16_cosine_parts: fn(&[f16], &[f16]) -> [f32; 3],
-    /// `SparsevecL2SquaredDistance(a_indices, a_values, b_indices, b_values)`.
-    pub sparse_l2_squared: SparseKernel,
-    /// `SparsevecInnerProduct(a_indices, a_values, b_indices, b_values)`.
-    pub sparse_inner_product: SparseKernel,
-    /// The float accumulation of `sparsevec_l1_distance`.
-    pub sparse_l1: SparseKernel,
-    /// Number of differing bits of two equally long byte strings.
-    pub bits_hamming: HammingKernel,
-    /// `[popcount(a & b), popcount(a), popcount(b)]` of two byte strings.
-    pub bits_jaccard_counts: JaccardKernel,
-}
+use crate::table::Kernels;
 
 static PORTABLE: Kernels = Kernels {
     name: "portable",

@@ -38,10 +38,9 @@ pub mod sparse;
 mod dispatch;
 mod finish;
 mod portable;
+mod table;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-pub use dispatch::{
-    active_kernels, portable_kernels, simd_kernels, HammingKernel, JaccardKernel, Kernels,
-    SparseKernel,
-};
+pub use dispatch::{active_kernels, portable_kernels, simd_kernels};
+pub use table::{HammingKernel, JaccardKernel, Kernels, SparseKernel};

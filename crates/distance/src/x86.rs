@@ -8,8 +8,8 @@ use core::arch::x86_64::*;
 
 use half::f16;
 
-use crate::dispatch::{HammingKernel, JaccardKernel, Kernels};
 use crate::portable;
+use crate::table::{HammingKernel, JaccardKernel, Kernels};
 
 /// Builds the SIMD kernel table if the CPU (and OS) support AVX, FMA and
 /// F16C. pgvector's reference build needs the same features.

@@ -8,10 +8,10 @@
 //! (or its heap TID joins an element with the same value) and back-links are added, each change
 //! one GenericXLog record. Several heap TIDs per element keep non-HOT updates of a row cheap.
 
-use crate::am::graph::PageGraph;
-use crate::am::graph_write::PageGraphWriter;
-use crate::am::typeinfo::Value;
-use crate::storage::{Fork, ItemPointer, Relation, WriteMode};
+use crate::am::shared::typeinfo::Value;
+use crate::storage::{item_pointer_from, Fork, ItemPointer, Relation, WriteMode};
+use crate::stores::hnsw::page_graph::PageGraph;
+use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys};
 use vector_hnsw::storage::NewElement;
 use vector_hnsw::GraphParams;
@@ -23,29 +23,6 @@ pub fn random_level(m: usize) -> u8 {
         unsafe { pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state) }
     };
     vector_hnsw::level::draw_level(&mut uniform, m)
-}
-
-/// Reads a TID handed over by Postgres.
-///
-/// # Safety
-///
-/// `tid` points to a valid `ItemPointerData`.
-pub unsafe fn heap_tid(tid: pg_sys::ItemPointer) -> ItemPointer {
-    // SAFETY: per the contract.
-    let tid = unsafe { &*tid };
-    let block = (u32::from(tid.ip_blkid.bi_hi) << 16) | u32::from(tid.ip_blkid.bi_lo);
-    ItemPointer::new(block, tid.ip_posid)
-}
-
-/// The `ItemPointerData` Postgres expects for a TID.
-pub fn item_pointer_data(tid: ItemPointer) -> pg_sys::ItemPointerData {
-    pg_sys::ItemPointerData {
-        ip_blkid: pg_sys::BlockIdData {
-            bi_hi: (tid.block >> 16) as u16,
-            bi_lo: tid.block as u16,
-        },
-        ip_posid: tid.offset,
-    }
 }
 
 /// Inserts an (already formed) value with a freshly drawn level into the pages.
@@ -87,7 +64,7 @@ pub unsafe extern "C-unwind" fn insert(
     let (rel, tid) = unsafe {
         (
             Relation::from_raw(index, Fork::Main),
-            heap_tid(heap_tid_ptr),
+            item_pointer_from(heap_tid_ptr),
         )
     };
     let graph = PageGraph::open(rel);

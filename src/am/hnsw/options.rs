@@ -8,6 +8,7 @@
 
 use crate::storage::io::{IoMethod, IoSettings};
 use crate::storage::Relation;
+use crate::stores::hnsw::format;
 use pgrx::pg_sys;
 use std::cell::UnsafeCell;
 use std::ffi::{c_int, CStr};
@@ -15,9 +16,9 @@ use std::ffi::{c_int, CStr};
 /// `HNSW_DEFAULT_M`.
 pub const DEFAULT_M: i32 = 16;
 /// `HNSW_MIN_M`.
-pub const MIN_M: i32 = 2;
+pub const MIN_M: i32 = format::MIN_M as i32;
 /// `HNSW_MAX_M`.
-pub const MAX_M: i32 = 100;
+pub const MAX_M: i32 = format::MAX_M as i32;
 /// `HNSW_DEFAULT_EF_CONSTRUCTION`.
 pub const DEFAULT_EF_CONSTRUCTION: i32 = 64;
 /// `HNSW_MIN_EF_CONSTRUCTION`.

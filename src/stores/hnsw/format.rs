@@ -1130,13 +1130,13 @@ mod tests {
 
     fn fixture(name: &str) -> Vec<Vec<u8>> {
         let text = match name {
-            "t1_idx" => include_str!("../../tests/fixtures/pgvector-hnsw/t1_idx.pages"),
-            "t2_idx" => include_str!("../../tests/fixtures/pgvector-hnsw/t2_idx.pages"),
-            "t3_idx" => include_str!("../../tests/fixtures/pgvector-hnsw/t3_idx.pages"),
-            "t4_idx" => include_str!("../../tests/fixtures/pgvector-hnsw/t4_idx.pages"),
-            "t5_idx" => include_str!("../../tests/fixtures/pgvector-hnsw/t5_idx.pages"),
-            "t6_idx" => include_str!("../../tests/fixtures/pgvector-hnsw/t6_idx.pages"),
-            "t7_idx" => include_str!("../../tests/fixtures/pgvector-hnsw/t7_idx.pages"),
+            "t1_idx" => include_str!("../../../tests/fixtures/pgvector-hnsw/t1_idx.pages"),
+            "t2_idx" => include_str!("../../../tests/fixtures/pgvector-hnsw/t2_idx.pages"),
+            "t3_idx" => include_str!("../../../tests/fixtures/pgvector-hnsw/t3_idx.pages"),
+            "t4_idx" => include_str!("../../../tests/fixtures/pgvector-hnsw/t4_idx.pages"),
+            "t5_idx" => include_str!("../../../tests/fixtures/pgvector-hnsw/t5_idx.pages"),
+            "t6_idx" => include_str!("../../../tests/fixtures/pgvector-hnsw/t6_idx.pages"),
+            "t7_idx" => include_str!("../../../tests/fixtures/pgvector-hnsw/t7_idx.pages"),
             _ => unreachable!(),
         };
         page::fixture_pages(text)

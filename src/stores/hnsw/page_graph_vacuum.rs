@@ -16,17 +16,17 @@
 //!   and invalid slots, element and neighbor page in one WAL record. The first page with a
 //!   deleted element becomes the insert page, written to the metapage last.
 
-use crate::am::format::{
-    tuple_kind, ElementMut, ElementView, NeighborMut, PageOpaque, TupleKind, HEAD_BLKNO,
-};
-use crate::am::graph::{Element, ElementId, ElementMeta};
-use crate::am::graph_write::{read_neighbor_slots, PageGraphWriter};
-use crate::am::insert::item_pointer_data;
-use crate::am::typeinfo::Value;
+use crate::am::shared::typeinfo::Value;
 use crate::storage::page::INVALID_BLOCK_NUMBER;
 use crate::storage::{
-    AccessStrategy, BlockNumber, Image, ItemPointer, PageRef, ReadMode, Relation, WriteMode,
+    item_pointer_data, AccessStrategy, BlockNumber, Image, ItemPointer, PageRef, ReadMode,
+    Relation, WriteMode,
 };
+use crate::stores::hnsw::format::{
+    tuple_kind, ElementMut, ElementView, NeighborMut, PageOpaque, TupleKind, HEAD_BLKNO,
+};
+use crate::stores::hnsw::page_graph::{Element, ElementId, ElementMeta};
+use crate::stores::hnsw::page_graph_write::{read_neighbor_slots, PageGraphWriter};
 use pgrx::pg_sys;
 use std::ffi::c_void;
 use vector_hnsw::storage::{

@@ -12,9 +12,9 @@
 //! leaves memory after about as many tuples as pgvector's would. What this store really uses is
 //! less than that.
 
-use crate::am::format::{layer_m, neighbor_count, HEAPTIDS};
-use crate::am::typeinfo::{Support, Value};
+use crate::am::shared::typeinfo::{Support, Value};
 use crate::storage::page::{maxalign, ItemPointer};
+use crate::stores::hnsw::format::{layer_m, neighbor_count, HEAPTIDS};
 use std::collections::HashMap;
 use vector_hnsw::storage::{Candidate, Duplicate, EntryPoint, EntryUpdate, NewElement, Slot};
 use vector_hnsw::{GraphStore, GraphWrite};

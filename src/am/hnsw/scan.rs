@@ -23,12 +23,12 @@
 //! `amendscan` frees it, and a callback on the memory context the scan was created in frees it
 //! if the query ends without `amendscan` (an error).
 
-use crate::am::graph::PageGraph;
-use crate::am::options;
-use crate::am::scan_stats::{record_finished_scan, ScanCounters};
-use crate::am::typeinfo::Value;
+use crate::am::hnsw::options;
+use crate::am::hnsw::scan_stats::{record_finished_scan, ScanCounters};
+use crate::am::shared::typeinfo::Value;
 use crate::storage::io::HeapRowHints;
-use crate::storage::{Fork, ItemPointer, Relation};
+use crate::storage::{item_pointer_data, Fork, ItemPointer, Relation};
+use crate::stores::hnsw::page_graph::PageGraph;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::OnceLock;
@@ -289,7 +289,7 @@ unsafe fn measure_alloc_set_layout() -> AllocSetLayout {
 /// The 64-bit word pgvector hashes for an index TID: `ItemPointerData`'s six bytes in memory
 /// order, zero-padded.
 fn visited_key(tid: &ItemPointer) -> u64 {
-    let data = tid_data(*tid);
+    let data = item_pointer_data(*tid);
     let [a, b] = data.ip_blkid.bi_hi.to_ne_bytes();
     let [c, d] = data.ip_blkid.bi_lo.to_ne_bytes();
     let [e, f] = data.ip_posid.to_ne_bytes();
@@ -386,7 +386,7 @@ pub unsafe extern "C-unwind" fn get_tuple(
     // SAFETY: scan is live; these fields are the AM's outputs.
     unsafe {
         let s = &mut *scan;
-        s.xs_heaptid = tid_data(tid);
+        s.xs_heaptid = item_pointer_data(tid);
         s.xs_recheck = false;
         s.xs_recheckorderby = false;
     }
@@ -418,14 +418,6 @@ unsafe fn hint_next_rows(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
         .flat_map(|element| element.meta.heap_tids.as_slice().iter().rev());
     let blocks = state.pending.iter().rev().chain(later).map(|tid| tid.block);
     hints.ahead(state.returned, blocks);
-}
-
-fn tid_data(tid: ItemPointer) -> pg_sys::ItemPointerData {
-    let mut data = pg_sys::ItemPointerData::default();
-    data.ip_blkid.bi_hi = (tid.block >> 16) as u16;
-    data.ip_blkid.bi_lo = tid.block as u16;
-    data.ip_posid = tid.offset;
-    data
 }
 
 /// The checks and statistics of a scan's first call; returns the query value.

@@ -14,25 +14,30 @@
 //! `ambuildempty`) every page is logged once at the end (`log_newpage_range`).
 //! `pg_stat_progress_create_index` shows the "loading tuples" phase and the tuples inserted.
 
-use crate::am::build_memory::{MemoryGraph, NO_ELEMENT};
-use crate::am::format::{
+use crate::am::hnsw::insert::{insert_on_disk, random_level};
+use crate::am::hnsw::options;
+use crate::am::shared::typeinfo::{self, Support, Value};
+use crate::storage::page::{BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
+use crate::storage::{
+    item_pointer_from, BlockNumber, Fork, ItemPointer, OffsetNumber, PageWriteGuard, Relation,
+    WriteMode,
+};
+use crate::stores::hnsw::format::{
     element_tuple_size, neighbor_tuple_size, ElementTuple, EntryPoint as MetaEntry, MetaPage,
     NeighborTuple, PageOpaque, HEAD_BLKNO, MAX_ITEM_SIZE, META_PD_LOWER, OPAQUE_SIZE,
 };
-use crate::am::graph::PageGraph;
-use crate::am::graph_write::{relation_name, PageGraphWriter};
-use crate::am::handler::PHASE_LOAD;
-use crate::am::insert::{heap_tid, insert_on_disk, random_level};
-use crate::am::options;
-use crate::am::typeinfo::{self, Support, Value};
-use crate::storage::page::{BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
-use crate::storage::{
-    BlockNumber, Fork, ItemPointer, OffsetNumber, PageWriteGuard, Relation, WriteMode,
-};
+use crate::stores::hnsw::memory_graph::{MemoryGraph, NO_ELEMENT};
+use crate::stores::hnsw::page_graph::PageGraph;
+use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys, PgMemoryContexts};
 use std::ffi::c_void;
 use vector_hnsw::storage::NewElement;
 use vector_hnsw::GraphParams;
+
+/// `PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE`.
+pub const PHASE_INITIALIZE: i64 = 1;
+/// pgvector's `PROGRESS_HNSW_PHASE_LOAD`.
+pub const PHASE_LOAD: i64 = 2;
 
 /// Where the tuples of a build are.
 enum Phase<'s> {
@@ -176,7 +181,7 @@ unsafe extern "C-unwind" fn build_callback(
             &mut *state.cast::<BuildState<'_>>(),
             *values,
             *isnull,
-            heap_tid(tid),
+            item_pointer_from(tid),
         )
     };
     if is_null {
@@ -409,10 +414,7 @@ impl PageWriter {
         }
         let guard = self.guard.as_mut().expect("a page is open");
         if guard.page_mut(0).add_item(item) != Some(tid.offset) {
-            pgrx::error!(
-                "failed to add index item to \"{}\"",
-                relation_name(self.rel)
-            );
+            pgrx::error!("failed to add index item to \"{}\"", self.rel.name());
         }
     }
 

@@ -6,10 +6,10 @@
 //! inserts and scans, confirm nothing links to those elements any more, then mark them deleted
 //! so inserts can reuse their space. Cleanup only reports the number of pages.
 
-use crate::am::graph::PageGraph;
-use crate::am::graph_vacuum::{DeadTids, VacuumGraph};
-use crate::am::graph_write::PageGraphWriter;
 use crate::storage::{Fork, Relation, WriteMode};
+use crate::stores::hnsw::page_graph::PageGraph;
+use crate::stores::hnsw::page_graph_vacuum::{DeadTids, VacuumGraph};
+use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::c_void;
 use vector_hnsw::GraphParams;

@@ -19,18 +19,18 @@
 //! during an index build ([`WriteMode::Build`]), which logs the whole relation once at the end.
 //! Locks are taken in pgvector's order: a page before the following one, the metapage alone.
 
-use crate::am::format::{
+use crate::am::shared::typeinfo::Value;
+use crate::storage::page::{INVALID_BLOCK_NUMBER, ITEM_ID_SIZE};
+use crate::storage::{
+    BlockNumber, Image, ItemPointer, OffsetNumber, PageWriteGuard, ReadMode, Relation, WriteMode,
+};
+use crate::stores::hnsw::format::{
     element_tuple_size, layer_m, layer_slots, neighbor_count, neighbor_tuple_size, tuple_kind,
     ElementMut, ElementTuple, ElementView, EntryPoint as MetaEntry, MetaPage, NeighborMut,
     NeighborTuple, NeighborView, PageOpaque, TupleKind, HEAPTIDS, MAX_ITEM_SIZE, METAPAGE_BLKNO,
     OPAQUE_SIZE,
 };
-use crate::am::graph::{Element, ElementId, ElementMeta, HeapTids, PageGraph};
-use crate::am::typeinfo::Value;
-use crate::storage::page::{INVALID_BLOCK_NUMBER, ITEM_ID_SIZE};
-use crate::storage::{
-    BlockNumber, Image, ItemPointer, OffsetNumber, PageWriteGuard, ReadMode, Relation, WriteMode,
-};
+use crate::stores::hnsw::page_graph::{Element, ElementId, ElementMeta, HeapTids, PageGraph};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -542,10 +542,7 @@ impl PageGraphWriter {
                     == Some(neighbor_offset)
         };
         if !added {
-            pgrx::error!(
-                "failed to add index item to \"{}\"",
-                relation_name(self.rel())
-            );
+            pgrx::error!("failed to add index item to \"{}\"", self.rel().name());
         }
         placement.guard.commit();
 
@@ -582,18 +579,6 @@ pub fn neighbor_slots(level: u8, m: usize, neighbors: &[Vec<ElementId>]) -> Vec<
         }
     }
     tids
-}
-
-/// `RelationGetRelationName`.
-pub fn relation_name(rel: Relation) -> String {
-    // SAFETY: the relation is open (Relation's contract), so rd_rel points to its pg_class row
-    // whose relname is a NUL-terminated NameData.
-    unsafe {
-        let name = &(*(*rel.raw()).rd_rel).relname;
-        std::ffi::CStr::from_ptr(name.data.as_ptr())
-            .to_string_lossy()
-            .into_owned()
-    }
 }
 
 impl GraphStore for PageGraphWriter {
@@ -746,10 +731,7 @@ impl GraphWrite for PageGraphWriter {
         let tid = element.meta.neighbor_tid;
         let mut guard = self.begin_on(tid.block);
         if !guard.page_mut(0).overwrite_item(tid.offset, &tuple) {
-            pgrx::error!(
-                "failed to add index item to \"{}\"",
-                relation_name(self.rel())
-            );
+            pgrx::error!("failed to add index item to \"{}\"", self.rel().name());
         }
         guard.commit();
     }

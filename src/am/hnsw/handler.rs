@@ -3,14 +3,10 @@
 //! ordering by a distance operator, one key column, three support functions, no strategies)
 //! and which function implements each callback.
 
-use crate::am::{cost, options, scan, validate};
+use crate::am::hnsw::build::{PHASE_INITIALIZE, PHASE_LOAD};
+use crate::am::hnsw::{cost, options, scan, validate};
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{c_char, CStr};
-
-/// `PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE`.
-pub const PHASE_INITIALIZE: i64 = 1;
-/// pgvector's `PROGRESS_HNSW_PHASE_LOAD`.
-pub const PHASE_LOAD: i64 = 2;
 
 crate::sql_function! {
     /// `hnswhandler(internal)`.
@@ -50,11 +46,11 @@ fn am_routine() -> *mut pg_sys::IndexAmRoutine {
     routine.amkeytype = pg_sys::InvalidOid;
     set_can_build_parallel(routine);
 
-    routine.ambuild = Some(crate::am::build::build);
-    routine.ambuildempty = Some(crate::am::build::build_empty);
-    routine.aminsert = Some(crate::am::insert::insert);
-    routine.ambulkdelete = Some(crate::am::vacuum::bulk_delete);
-    routine.amvacuumcleanup = Some(crate::am::vacuum::vacuum_cleanup);
+    routine.ambuild = Some(crate::am::hnsw::build::build);
+    routine.ambuildempty = Some(crate::am::hnsw::build::build_empty);
+    routine.aminsert = Some(crate::am::hnsw::insert::insert);
+    routine.ambulkdelete = Some(crate::am::hnsw::vacuum::bulk_delete);
+    routine.amvacuumcleanup = Some(crate::am::hnsw::vacuum::vacuum_cleanup);
     routine.amcostestimate = Some(cost::cost_estimate);
     routine.amoptions = Some(amoptions);
     routine.ambuildphasename = Some(build_phase_name);

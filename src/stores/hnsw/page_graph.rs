@@ -20,16 +20,16 @@
 //! Writers (build, insert, vacuum) wrap a `PageGraph` and use its accessors; this type itself
 //! never changes a page.
 
-use crate::am::format::{
-    ElementView, EntryPoint as MetaEntry, MetaPage, NeighborView, HEAPTIDS, METAPAGE_BLKNO,
-    SCAN_LOCK, UPDATE_LOCK,
-};
-use crate::am::options;
-use crate::am::typeinfo::{QueryDistance, Support, TypeInfo, Value};
+use crate::am::hnsw::options;
+use crate::am::shared::typeinfo::{QueryDistance, Support, TypeInfo, Value};
 use crate::storage::io::{BlockReader, IoCounters};
 use crate::storage::pinned::{self, PinnedPage};
 use crate::storage::{
     BlockNumber, ItemPointer, OffsetNumber, PageLock, PageLockMode, PageRef, ReadMode, Relation,
+};
+use crate::stores::hnsw::format::{
+    layer_m, ElementView, EntryPoint as MetaEntry, MetaPage, NeighborView, HEAPTIDS,
+    METAPAGE_BLKNO, PAGE_ID, SCAN_LOCK, UPDATE_LOCK,
 };
 use vector_hnsw::storage::GraphLock;
 use vector_hnsw::{Candidate, EntryPoint, GraphStore};
@@ -201,6 +201,7 @@ impl PageGraph {
     ///
     /// [`set_dimensions`]: Self::set_dimensions
     pub fn with_params(rel: Relation, m: usize, ef_construction: usize) -> Self {
+        let rel = rel.with_page_id(PAGE_ID);
         PageGraph {
             rel,
             support: Support::for_index(rel),
@@ -240,15 +241,6 @@ impl PageGraph {
     /// What the reads of this graph's walks did so far.
     pub fn io_counters(&self) -> IoCounters {
         self.reader.counters()
-    }
-
-    /// Neighbor slots of a layer: `2m` on layer 0, `m` above.
-    fn fanout(&self, layer: u8) -> usize {
-        if layer == 0 {
-            2 * self.m
-        } else {
-            self.m
-        }
     }
 
     pub fn relation(&self) -> Relation {
@@ -345,7 +337,7 @@ impl PageGraph {
         let mut pins = std::mem::take(&mut self.pins);
         let capture = self.lookahead > 0 && self.reader.is_cold();
         let (m, layer) = (self.m, self.layer);
-        let fanout = self.fanout(layer);
+        let fanout = layer_m(self.m, layer);
         let mut batch = self.reader.batch(&layout.blocks, fanout);
         let limit = pinned::pin_limit();
         // Blocks come out of the batch in order: the next one is blocks[handed].
@@ -424,7 +416,9 @@ impl PageGraph {
 
 /// Reads the metapage of `rel` under a share lock.
 pub fn read_meta(rel: Relation) -> MetaPage {
-    let guard = rel.read_page(METAPAGE_BLKNO, ReadMode::Shared);
+    let guard = rel
+        .with_page_id(PAGE_ID)
+        .read_page(METAPAGE_BLKNO, ReadMode::Shared);
     match MetaPage::decode(guard.page().contents()) {
         Ok(meta) => meta,
         Err(_) => pgrx::error!("hnsw index is not valid"),

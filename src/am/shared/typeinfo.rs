@@ -13,9 +13,9 @@
 //! dimensions, which must raise the function's own error) goes through the function manager.
 //! Both paths return the same bits because they run the same kernel.
 
-use crate::am::format::varlena_size;
 use crate::fmgr;
 use crate::storage::Relation;
+use crate::stores::hnsw::format::varlena_size;
 use half::f16;
 use pgrx::{ereport, pg_sys, PgSqlErrorCode};
 use vector_distance::sparse::SparseRef;

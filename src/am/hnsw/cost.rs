@@ -14,8 +14,9 @@
 //! is small but still reads more pages than the table has, the startup cost is further lowered
 //! to sequential reads of at most the table's pages, as pgvector does.
 
-use crate::am::{graph, options};
+use crate::am::hnsw::options;
 use crate::storage::{Fork, Relation};
+use crate::stores::hnsw::page_graph;
 use pgrx::{pg_guard, pg_sys};
 
 /// pgvector's `scalingFactor`.
@@ -53,7 +54,7 @@ fn index_m(index_oid: pg_sys::Oid) -> i32 {
     // released by the transaction abort).
     unsafe {
         let raw = pg_sys::index_open(index_oid, pg_sys::NoLock as pg_sys::LOCKMODE);
-        let meta = graph::read_meta(Relation::from_raw(raw, Fork::Main));
+        let meta = page_graph::read_meta(Relation::from_raw(raw, Fork::Main));
         pg_sys::index_close(raw, pg_sys::NoLock as pg_sys::LOCKMODE);
         i32::from(meta.m)
     }
