@@ -25,7 +25,7 @@ pub mod search;
 pub mod select;
 pub mod storage;
 
-mod heap;
+mod id_set;
 
 pub use insert::{insert, GraphParams, InsertOutcome};
 pub use memory::InMemoryGraph;

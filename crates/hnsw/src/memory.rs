@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 
-use crate::heap::IdSet;
+use crate::id_set::IdSet;
 use crate::insert::{insert, GraphParams, InsertOutcome};
 use crate::level::draw_level;
 use crate::search::SearchStats;

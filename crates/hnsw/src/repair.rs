@@ -21,7 +21,7 @@
 //! 3. Confirm that no live element still refers to a deleting one, then mark
 //!    the deleting elements deleted so their space can be reused.
 
-use crate::heap::IdSet;
+use crate::id_set::IdSet;
 use crate::insert::{
     find_element_neighbors, layer_ids, update_neighbors, GraphParams, NeighborTarget,
 };

@@ -152,7 +152,7 @@ impl<Id: Hash> Default for ScanMemoryConfig<Id> {
 }
 
 fn hashed_key<Id: Hash>(id: &Id) -> u64 {
-    let mut hasher = crate::heap::IdHasher::default();
+    let mut hasher = crate::id_set::IdHasher::default();
     id.hash(&mut hasher);
     // Keep clear of the empty-bucket marker.
     hasher.finish() >> 1

@@ -23,8 +23,9 @@
 //! Upper layers use the same routine with `ef = 1` and a fresh visited set
 //! per layer (greedy descent).
 
-use crate::heap::{HeapOrder, IdSet, PairingHeap};
+use crate::id_set::IdSet;
 use crate::storage::{Candidate, Candidates, EntryPoint, GraphStore};
+use vector_pairing_heap::{HeapOrder, PairingHeap};
 
 /// Work counted during a search (or an insert / repair).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,10 +1,10 @@
-//! Pairing heap with PostgreSQL's exact tie behaviour, plus a small hasher.
+//! Pairing heap with PostgreSQL's exact tie behaviour.
 //!
-//! pgvector keeps its search queues in PostgreSQL's `pairingheap`, and the
-//! order in which equal-distance candidates come out of that heap decides
-//! which of them survive the `ef` bound and in which order results are
-//! returned. To return the same ids in the same order as pgvector, this heap
-//! follows the same shape rules:
+//! pgvector keeps HNSW's search queues and IVFFlat's probe selection in
+//! PostgreSQL's `pairingheap`, and the order in which equal-distance items
+//! come out of that heap decides which of them survive a bound (`ef`, the
+//! number of probes) and in which order they are returned. To return the same
+//! ids in the same order as pgvector, this heap follows the same shape rules:
 //!
 //! * insert merges the current root with the new node; the new node becomes
 //!   the root only if it strictly outranks the root, otherwise it is linked
@@ -17,13 +17,11 @@
 //! Nodes live in a vector and are linked by index; popped nodes are simply
 //! abandoned (heaps are short-lived, or bounded by the scan's memory limit).
 
-use std::hash::{BuildHasherDefault, Hasher};
-
 const NIL: u32 = u32::MAX;
 
 /// Which end of the distance order sits at the root.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum HeapOrder {
+pub enum HeapOrder {
     /// Smallest distance first.
     Nearest,
     /// Largest distance first.
@@ -39,7 +37,7 @@ struct Node {
 }
 
 #[derive(Clone, Debug)]
-pub(crate) struct PairingHeap {
+pub struct PairingHeap {
     order: HeapOrder,
     nodes: Vec<Node>,
     root: u32,
@@ -47,7 +45,7 @@ pub(crate) struct PairingHeap {
 }
 
 impl PairingHeap {
-    pub(crate) fn new(order: HeapOrder) -> Self {
+    pub fn new(order: HeapOrder) -> Self {
         PairingHeap {
             order,
             nodes: Vec::new(),
@@ -56,11 +54,11 @@ impl PairingHeap {
         }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.root == NIL
     }
 
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len
     }
 
@@ -124,7 +122,7 @@ impl PairingHeap {
         root
     }
 
-    pub(crate) fn push(&mut self, item: u32, key: f64) {
+    pub fn push(&mut self, item: u32, key: f64) {
         let index = u32::try_from(self.nodes.len()).expect("pairing heap overflow");
         self.nodes.push(Node {
             item,
@@ -138,14 +136,14 @@ impl PairingHeap {
     }
 
     /// Item and key at the root.
-    pub(crate) fn peek(&self) -> Option<(u32, f64)> {
+    pub fn peek(&self) -> Option<(u32, f64)> {
         (self.root != NIL).then(|| {
             let node = &self.nodes[self.root as usize];
             (node.item, node.key)
         })
     }
 
-    pub(crate) fn pop(&mut self) -> Option<(u32, f64)> {
+    pub fn pop(&mut self) -> Option<(u32, f64)> {
         if self.root == NIL {
             return None;
         }
@@ -160,7 +158,7 @@ impl PairingHeap {
 
     /// The root followed by its direct children: the next item to pop and
     /// the set that contains the one after it. Used for look-ahead hints.
-    pub(crate) fn upcoming(&self, max: usize) -> impl Iterator<Item = u32> + '_ {
+    pub fn upcoming(&self, max: usize) -> impl Iterator<Item = u32> + '_ {
         let mut cursor = self.root;
         let mut first = true;
         std::iter::from_fn(move || {
@@ -176,67 +174,11 @@ impl PairingHeap {
     }
 }
 
-/// FxHash-style hasher: fast and good enough for element ids.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct IdHasher {
-    hash: u64,
-}
-
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl IdHasher {
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+impl Default for PairingHeap {
+    fn default() -> Self {
+        PairingHeap::new(HeapOrder::Nearest)
     }
 }
-
-impl Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn write_u16(&mut self, i: u16) {
-        self.add(u64::from(i));
-    }
-
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        // Final avalanche so that low bits are usable by the hash table.
-        let mut h = self.hash;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h
-    }
-}
-
-pub(crate) type IdSet<T> = std::collections::HashSet<T, BuildHasherDefault<IdHasher>>;
 
 #[cfg(test)]
 mod tests {

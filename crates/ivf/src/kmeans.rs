@@ -1,0 +1,281 @@
+//! The centers of an ivfflat build, as pgvector 0.8.6 computes them.
+//!
+//! * No sample (an empty table, the INIT fork of an unlogged table): every component of every
+//!   center is a uniform random number in `[0, 1)`, normalized for spherical k-means.
+//! * Otherwise Elkan's k-means (triangle-inequality bounds, so most distances are skipped),
+//!   seeded with k-means++: the first center is a random sample, each next one a sample drawn
+//!   with probability proportional to its squared distance to the nearest center so far.
+//!   At most 500 iterations; an empty cluster gets a new random center; spherical k-means
+//!   normalizes the new centers after each step. Bounds are kept in `f32`, as in pgvector.
+//! * The result is checked as pgvector checks it: the right number of centers, no NaN or
+//!   infinite component, and no zero norm for operator classes that normalize (cosine).
+//!
+//! Samples are normalized by the caller when the space is spherical (pgvector does it while
+//! sampling).
+
+use crate::{Random, Space};
+
+/// pgvector's iteration limit.
+pub const MAX_ITERATIONS: usize = 500;
+
+/// What `CheckCenters` found wrong (pgvector raises these as internal errors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CenterError {
+    NotEnoughCenters,
+    NaN,
+    Infinite,
+    ZeroNorm,
+}
+
+impl CenterError {
+    /// pgvector's message.
+    pub fn message(self) -> &'static str {
+        match self {
+            CenterError::NotEnoughCenters => "Not enough centers. Please report a bug.",
+            CenterError::NaN => "NaN detected. Please report a bug.",
+            CenterError::Infinite => "Infinite value detected. Please report a bug.",
+            CenterError::ZeroNorm => "Zero norm detected. Please report a bug.",
+        }
+    }
+}
+
+/// `k` centers for `samples`. `interrupt` is called once per iteration (the server checks for
+/// cancellation there).
+pub fn centers<S: Space>(
+    space: &S,
+    samples: &[S::Point],
+    k: usize,
+    random: &mut impl Random,
+    mut interrupt: impl FnMut(),
+) -> Result<Vec<S::Point>, CenterError> {
+    let centers = if samples.is_empty() {
+        random_centers(space, k, random)
+    } else {
+        elkan(space, samples, k, random, &mut interrupt)
+    };
+    check_centers(space, &centers, k)?;
+    Ok(centers)
+}
+
+/// Uniform random centers (no samples).
+fn random_centers<S: Space>(space: &S, k: usize, random: &mut impl Random) -> Vec<S::Point> {
+    let d = space.dimensions();
+    let mut x = vec![0f32; d];
+    let centers: Vec<S::Point> = (0..k)
+        .map(|_| {
+            for v in x.iter_mut() {
+                *v = random.double() as f32;
+            }
+            space.point_from(&x)
+        })
+        .collect();
+    normalize_all(space, centers)
+}
+
+fn normalize_all<S: Space>(space: &S, centers: Vec<S::Point>) -> Vec<S::Point> {
+    if space.spherical() {
+        centers.iter().map(|c| space.normalize(c)).collect()
+    } else {
+        centers
+    }
+}
+
+/// Elkan's k-means with k-means++ seeding.
+fn elkan<S: Space>(
+    space: &S,
+    samples: &[S::Point],
+    k: usize,
+    random: &mut impl Random,
+    interrupt: &mut impl FnMut(),
+) -> Vec<S::Point> {
+    let n = samples.len();
+    let d = space.dimensions();
+    // Sample-major: lower[j * k + c].
+    let mut lower = vec![0f32; n * k];
+    let mut centers = seed(space, samples, k, random, &mut lower);
+
+    let mut upper = vec![0f32; n];
+    let mut closest = vec![0usize; n];
+    for j in 0..n {
+        let mut min = f32::MAX;
+        let mut best = 0;
+        for c in 0..k {
+            if lower[j * k + c] < min {
+                min = lower[j * k + c];
+                best = c;
+            }
+        }
+        upper[j] = min;
+        closest[j] = best;
+    }
+
+    let mut half = vec![0f32; k * k];
+    let mut s = vec![0f32; k];
+    let mut moved = vec![0f32; k];
+    let mut sums = vec![0f32; k * d];
+    let mut counts = vec![0usize; k];
+    for iteration in 0..MAX_ITERATIONS {
+        interrupt();
+        // Step 1: half the distance between every two centers, and to the nearest other.
+        for a in 0..k {
+            for b in a + 1..k {
+                let h = (0.5 * space.distance(&centers[a], &centers[b])) as f32;
+                half[a * k + b] = h;
+                half[b * k + a] = h;
+            }
+        }
+        for a in 0..k {
+            let mut min = f32::MAX;
+            for b in 0..k {
+                if b != a && half[a * k + b] < min {
+                    min = half[a * k + b];
+                }
+            }
+            s[a] = min;
+        }
+
+        // Steps 2 and 3: reassign, skipping what the bounds rule out.
+        let reset_bounds = iteration != 0;
+        let mut changes = 0usize;
+        for j in 0..n {
+            if upper[j] <= s[closest[j]] {
+                continue;
+            }
+            let mut stale = reset_bounds;
+            for c in 0..k {
+                let cj = closest[j];
+                if c == cj || upper[j] <= lower[j * k + c] || upper[j] <= half[cj * k + c] {
+                    continue;
+                }
+                let dxcx = if stale {
+                    let exact = space.distance(&samples[j], &centers[cj]) as f32;
+                    lower[j * k + cj] = exact;
+                    upper[j] = exact;
+                    stale = false;
+                    exact
+                } else {
+                    upper[j]
+                };
+                if dxcx > lower[j * k + c] || dxcx > half[cj * k + c] {
+                    let dxc = space.distance(&samples[j], &centers[c]) as f32;
+                    lower[j * k + c] = dxc;
+                    if dxc < dxcx {
+                        closest[j] = c;
+                        upper[j] = dxc;
+                        changes += 1;
+                    }
+                }
+            }
+        }
+
+        // Step 4: the means of the clusters (a random point for an empty one).
+        sums.iter_mut().for_each(|x| *x = 0.0);
+        counts.iter_mut().for_each(|x| *x = 0);
+        for j in 0..n {
+            let c = closest[j];
+            space.add_to(&samples[j], &mut sums[c * d..(c + 1) * d]);
+            counts[c] += 1;
+        }
+        for c in 0..k {
+            let x = &mut sums[c * d..(c + 1) * d];
+            if counts[c] > 0 {
+                for v in x.iter_mut() {
+                    if v.is_infinite() {
+                        *v = if *v > 0.0 { f32::MAX } else { -f32::MAX };
+                    }
+                    *v /= counts[c] as f32;
+                }
+            } else {
+                for v in x.iter_mut() {
+                    *v = random.double() as f32;
+                }
+            }
+        }
+        let new_centers: Vec<S::Point> = (0..k)
+            .map(|c| space.point_from(&sums[c * d..(c + 1) * d]))
+            .collect();
+        let new_centers = normalize_all(space, new_centers);
+
+        // Steps 5 and 6: move the bounds by how far each center moved.
+        for c in 0..k {
+            moved[c] = space.distance(&centers[c], &new_centers[c]) as f32;
+        }
+        for j in 0..n {
+            for c in 0..k {
+                let b = lower[j * k + c] - moved[c];
+                lower[j * k + c] = if b < 0.0 { 0.0 } else { b };
+            }
+            upper[j] += moved[closest[j]];
+        }
+
+        // Step 7.
+        centers = new_centers;
+        if changes == 0 && iteration != 0 {
+            break;
+        }
+    }
+    centers
+}
+
+/// k-means++: fills `lower[j * k + c]` with the distance of sample `j` to center `c`.
+fn seed<S: Space>(
+    space: &S,
+    samples: &[S::Point],
+    k: usize,
+    random: &mut impl Random,
+    lower: &mut [f32],
+) -> Vec<S::Point> {
+    let n = samples.len();
+    let mut centers = Vec::with_capacity(k);
+    centers.push(samples[random.uint32() as usize % n].clone());
+    let mut weight = vec![f32::MAX; n];
+    for i in 0..k {
+        let mut sum = 0f64;
+        for j in 0..n {
+            let dist = space.distance(&samples[j], &centers[i]);
+            lower[j * k + i] = dist as f32;
+            let squared = dist * dist;
+            if squared < f64::from(weight[j]) {
+                weight[j] = squared as f32;
+            }
+            sum += f64::from(weight[j]);
+        }
+        if i + 1 == k {
+            break;
+        }
+        let mut choice = sum * random.double();
+        let mut j = 0;
+        while j < n - 1 {
+            choice -= f64::from(weight[j]);
+            if choice <= 0.0 {
+                break;
+            }
+            j += 1;
+        }
+        centers.push(samples[j].clone());
+    }
+    centers
+}
+
+fn check_centers<S: Space>(space: &S, centers: &[S::Point], k: usize) -> Result<(), CenterError> {
+    if centers.len() != k {
+        return Err(CenterError::NotEnoughCenters);
+    }
+    let mut x = vec![0f32; space.dimensions()];
+    for center in centers {
+        x.iter_mut().for_each(|v| *v = 0.0);
+        space.add_to(center, &mut x);
+        if x.iter().any(|v| v.is_nan()) {
+            return Err(CenterError::NaN);
+        }
+        if x.iter().any(|v| v.is_infinite()) {
+            return Err(CenterError::Infinite);
+        }
+    }
+    for center in centers {
+        if space.center_norm(center) == Some(0.0) {
+            return Err(CenterError::ZeroNorm);
+        }
+    }
+    Ok(())
+}
