@@ -41,20 +41,74 @@ pub const fn maxalign(len: usize) -> usize {
     (len + MAXIMUM_ALIGNOF - 1) & !(MAXIMUM_ALIGNOF - 1)
 }
 
-fn read_u16(bytes: &[u8], at: usize) -> u16 {
+/// A native-endian `uint16` at `at` (page bytes are in the server's byte order).
+pub fn read_u16(bytes: &[u8], at: usize) -> u16 {
     u16::from_ne_bytes([bytes[at], bytes[at + 1]])
 }
 
-fn read_u32(bytes: &[u8], at: usize) -> u32 {
+/// A native-endian `uint32` at `at`.
+pub fn read_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
-fn write_u16(bytes: &mut [u8], at: usize, value: u16) {
+pub fn write_u16(bytes: &mut [u8], at: usize, value: u16) {
     bytes[at..at + 2].copy_from_slice(&value.to_ne_bytes());
 }
 
-fn write_u32(bytes: &mut [u8], at: usize, value: u32) {
+pub fn write_u32(bytes: &mut [u8], at: usize, value: u32) {
     bytes[at..at + 4].copy_from_slice(&value.to_ne_bytes());
+}
+
+/// The special space pgvector gives every page of both its indexes (`HnswPageOpaqueData`,
+/// `IvfflatPageOpaqueData`): the next page of the page's chain, an unused half-word, and the
+/// access method's page id in the last two bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainOpaque {
+    /// Next page of the chain, or [`INVALID_BLOCK_NUMBER`] at its end (and on metapages).
+    pub next_blkno: BlockNumber,
+    /// Always 0.
+    pub unused: u16,
+    pub page_id: u16,
+}
+
+/// Size of [`ChainOpaque`].
+pub const CHAIN_OPAQUE_SIZE: usize = 8;
+
+impl ChainOpaque {
+    /// A fresh page's: no next page.
+    pub const fn new(page_id: u16) -> Self {
+        ChainOpaque {
+            next_blkno: INVALID_BLOCK_NUMBER,
+            unused: 0,
+            page_id,
+        }
+    }
+
+    /// Reads a page's special space; `None` if it is too short.
+    pub fn decode(special: &[u8]) -> Option<Self> {
+        (special.len() >= CHAIN_OPAQUE_SIZE).then(|| ChainOpaque {
+            next_blkno: read_u32(special, 0),
+            unused: read_u16(special, 4),
+            page_id: read_u16(special, 6),
+        })
+    }
+
+    /// Writes a special space of at least [`CHAIN_OPAQUE_SIZE`] bytes.
+    pub fn encode(&self, special: &mut [u8]) {
+        write_u32(special, 0, self.next_blkno);
+        write_u16(special, 4, self.unused);
+        write_u16(special, 6, self.page_id);
+    }
+
+    /// Changes only the next-page link of an encoded special space.
+    pub fn set_next_blkno(special: &mut [u8], next: BlockNumber) {
+        write_u32(special, 0, next);
+    }
+
+    /// The next page of the chain, [`INVALID_BLOCK_NUMBER`] if the space is too short.
+    pub fn next_of(special: &[u8]) -> BlockNumber {
+        Self::decode(special).map_or(INVALID_BLOCK_NUMBER, |o| o.next_blkno)
+    }
 }
 
 /// A heap or index TID (`ItemPointerData`): block split into two 16-bit halves, then the

@@ -16,15 +16,15 @@
 
 use crate::am::hnsw::insert::{insert_on_disk, random_level};
 use crate::am::hnsw::options;
-use crate::am::shared::typeinfo::{self, Support, Value};
+use crate::am::shared::typeinfo::{self, Method, Support, Value};
 use crate::storage::page::{BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
 use crate::storage::{
     item_pointer_from, BlockNumber, Fork, ItemPointer, OffsetNumber, PageWriteGuard, Relation,
     WriteMode,
 };
 use crate::stores::hnsw::format::{
-    element_tuple_size, neighbor_tuple_size, ElementTuple, EntryPoint as MetaEntry, MetaPage,
-    NeighborTuple, PageOpaque, HEAD_BLKNO, MAX_ITEM_SIZE, META_PD_LOWER, OPAQUE_SIZE,
+    element_tuple_size, neighbor_tuple_size, new_opaque, ElementTuple, EntryPoint as MetaEntry,
+    MetaPage, NeighborTuple, PageOpaque, HEAD_BLKNO, MAX_ITEM_SIZE, META_PD_LOWER, OPAQUE_SIZE,
 };
 use crate::stores::hnsw::memory_graph::{MemoryGraph, NO_ELEMENT};
 use crate::stores::hnsw::page_graph::PageGraph;
@@ -69,7 +69,7 @@ struct BuildParams {
 }
 
 fn check_build(rel: Relation, support: &Support) -> BuildParams {
-    let dimensions = typeinfo::check_build_column(rel, support.type_info());
+    let dimensions = typeinfo::check_build_column(rel, support.type_info(), Method::Hnsw);
     let m = options::m(rel);
     let ef_construction = options::ef_construction(rel);
     options::check_build_options(m, ef_construction);
@@ -100,7 +100,7 @@ pub unsafe extern "C-unwind" fn build(
 ) -> *mut pg_sys::IndexBuildResult {
     // SAFETY: Postgres hands ambuild the open, locked heap and index for the whole call.
     let rel = unsafe { Relation::from_raw(index, Fork::Main) };
-    let support = Support::for_index(rel);
+    let support = Support::for_index(rel, Method::Hnsw);
     let checked = check_build(rel, &support);
     let mut state = BuildState {
         rel,
@@ -149,7 +149,7 @@ pub unsafe extern "C-unwind" fn build(
 pub unsafe extern "C-unwind" fn build_empty(index: pg_sys::Relation) {
     // SAFETY: Postgres hands ambuildempty the open, locked index for the whole call.
     let rel = unsafe { Relation::from_raw(index, Fork::Init) };
-    let support = Support::for_index(rel);
+    let support = Support::for_index(rel, Method::Hnsw);
     let checked = check_build(rel, &support);
     report_progress(pg_sys::PROGRESS_CREATEIDX_SUBPHASE, PHASE_LOAD);
     write_graph(rel, &MemoryGraph::new(&support, checked.params.m), &checked);
@@ -333,7 +333,7 @@ fn write_graph(rel: Relation, graph: &MemoryGraph<'_>, checked: &BuildParams) {
     let mut guard = rel.begin_write(WriteMode::Build);
     let slot = guard.add_new_page(OPAQUE_SIZE);
     let mut page = guard.page_mut(slot);
-    PageOpaque::new().encode(page.special_mut());
+    new_opaque().encode(page.special_mut());
     meta.encode(page.contents_mut());
     page.set_lower(META_PD_LOWER);
     guard.commit();
@@ -387,7 +387,7 @@ impl PageWriter {
     fn new_page(&mut self) {
         let mut guard = self.rel.begin_write(WriteMode::Build);
         let slot = guard.add_new_page(OPAQUE_SIZE);
-        PageOpaque::new().encode(guard.page_mut(slot).special_mut());
+        new_opaque().encode(guard.page_mut(slot).special_mut());
         self.guard = Some(guard);
     }
 

@@ -15,6 +15,7 @@
 //! to sequential reads of at most the table's pages, as pgvector does.
 
 use crate::am::hnsw::options;
+use crate::am::shared::cost::{self, CostOutputs};
 use crate::storage::{Fork, Relation};
 use crate::stores::hnsw::page_graph;
 use pgrx::{pg_guard, pg_sys};
@@ -60,15 +61,6 @@ fn index_m(index_oid: pg_sys::Oid) -> i32 {
     }
 }
 
-/// Marks the path disabled as pgvector does on Postgres 18 (`disabled_nodes = 2`).
-#[cfg(feature = "pg18")]
-fn mark_disabled(path: &mut pg_sys::IndexPath) {
-    path.path.disabled_nodes = 2;
-}
-
-#[cfg(not(feature = "pg18"))]
-fn mark_disabled(_path: &mut pg_sys::IndexPath) {}
-
 /// `amcostestimate`.
 #[allow(clippy::too_many_arguments)]
 #[pg_guard]
@@ -82,83 +74,33 @@ pub unsafe extern "C-unwind" fn cost_estimate(
     correlation: *mut f64,
     pages: *mut f64,
 ) {
-    // SAFETY: the planner passes a valid path for this index and valid output pointers.
-    let path_ref = unsafe { &mut *path };
-    let write = |costs: &pg_sys::GenericCosts| {
-        // SAFETY: the output pointers are valid for writes (planner's contract).
-        unsafe {
-            *startup_cost = costs.indexStartupCost;
-            *total_cost = costs.indexTotalCost;
-            *selectivity = costs.indexSelectivity;
-            *correlation = costs.indexCorrelation;
-            *pages = costs.numIndexPages;
-        }
+    let out = CostOutputs {
+        startup_cost,
+        total_cost,
+        selectivity,
+        correlation,
+        pages,
     };
-
-    if path_ref.indexorderbys.is_null() {
-        let infinite = pg_sys::GenericCosts {
-            indexStartupCost: f64::INFINITY,
-            indexTotalCost: f64::INFINITY,
-            indexSelectivity: 0.0,
-            indexCorrelation: 0.0,
-            numIndexPages: 0.0,
-            numIndexTuples: 0.0,
-            spc_random_page_cost: 0.0,
-            num_sa_scans: 0.0,
-        };
-        write(&infinite);
-        mark_disabled(path_ref);
-        return;
-    }
-
-    let mut costs = pg_sys::GenericCosts {
-        indexStartupCost: 0.0,
-        indexTotalCost: 0.0,
-        indexSelectivity: 0.0,
-        indexCorrelation: 0.0,
-        numIndexPages: 0.0,
-        numIndexTuples: 0.0,
-        spc_random_page_cost: 0.0,
-        num_sa_scans: 0.0,
-    };
-    // SAFETY: root and path are the planner's; costs is a zeroed GenericCosts as the function
-    // expects.
-    unsafe { pg_sys::genericcostestimate(root, path, loop_count, &mut costs) };
-
-    // SAFETY: indexinfo and its rel are the planner's descriptions of this index and its table.
-    let (index_oid, tuples, tablespace, rel_pages) = unsafe {
-        let info = &*path_ref.indexinfo;
-        (
-            info.indexoid,
-            info.tuples,
-            info.reltablespace,
-            f64::from((*info.rel).pages),
-        )
-    };
-    let inputs = Inputs {
-        tuples,
-        m: index_m(index_oid),
-        ef_search: options::ef_search() as i32,
-    };
-    let ratio = startup_ratio(&inputs);
-
-    let mut seq_page_cost = 0.0;
-    // SAFETY: a tablespace oid from the catalog; the random-page output may be NULL.
+    // SAFETY: the planner's arguments, passed on.
     unsafe {
-        pg_sys::get_tablespace_page_costs(tablespace, std::ptr::null_mut(), &mut seq_page_cost)
-    };
-
-    costs.indexStartupCost = costs.indexTotalCost * ratio;
-
-    // The table's sequential scan cost does not count TOAST: do not let the index look more
-    // expensive than reading the table when it visits fewer than half of its tuples.
-    let startup_pages = costs.numIndexPages * ratio;
-    if startup_pages > rel_pages && ratio < 0.5 {
-        costs.indexStartupCost -= startup_pages * (costs.spc_random_page_cost - seq_page_cost);
-        costs.indexStartupCost -= (startup_pages - rel_pages) * seq_page_cost;
+        cost::estimate(root, path, loop_count, out, |costs, facts| {
+            let ratio = startup_ratio(&Inputs {
+                tuples: facts.tuples,
+                m: index_m(facts.index_oid),
+                ef_search: options::ef_search() as i32,
+            });
+            costs.indexStartupCost = costs.indexTotalCost * ratio;
+            // The table's sequential scan cost does not count TOAST: do not let the index look
+            // more expensive than reading the table when it visits fewer than half of its
+            // tuples.
+            let startup_pages = costs.numIndexPages * ratio;
+            if startup_pages > facts.rel_pages && ratio < 0.5 {
+                costs.indexStartupCost -=
+                    startup_pages * (costs.spc_random_page_cost - facts.seq_page_cost);
+                costs.indexStartupCost -= (startup_pages - facts.rel_pages) * facts.seq_page_cost;
+            }
+        })
     }
-
-    write(&costs);
 }
 
 #[cfg(test)]

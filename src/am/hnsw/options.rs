@@ -6,12 +6,12 @@
 //! so `rd_options` reads the same; the range errors ("value 1 out of bounds for option "m"")
 //! are Postgres's own. The settings live in cells Postgres writes through pointers.
 
+use crate::am::shared::settings::{enum_entry, int_option, PgCell, StaticTable, ENUM_END};
 use crate::storage::io::{IoMethod, IoSettings};
 use crate::storage::Relation;
 use crate::stores::hnsw::format;
 use pgrx::pg_sys;
-use std::cell::UnsafeCell;
-use std::ffi::{c_int, CStr};
+use std::ffi::c_int;
 
 /// `HNSW_DEFAULT_M`.
 pub const DEFAULT_M: i32 = 16;
@@ -31,41 +31,6 @@ pub const DEFAULT_EF_SEARCH: i32 = 40;
 pub const MIN_EF_SEARCH: i32 = 1;
 /// `HNSW_MAX_EF_SEARCH`.
 pub const MAX_EF_SEARCH: i32 = 1000;
-
-/// A value Postgres reads and writes through a pointer (a GUC variable, the reloption kind).
-/// Backends are single-threaded, so sharing it between "threads" never happens.
-#[repr(transparent)]
-struct PgCell<T>(UnsafeCell<T>);
-
-// SAFETY: a Postgres backend runs one thread; the cell is only touched from it.
-unsafe impl<T> Sync for PgCell<T> {}
-
-impl<T: Copy> PgCell<T> {
-    const fn new(value: T) -> Self {
-        PgCell(UnsafeCell::new(value))
-    }
-
-    fn get(&self) -> T {
-        // SAFETY: single-threaded; Postgres writes the value only between our calls.
-        unsafe { *self.0.get() }
-    }
-
-    fn set(&self, value: T) {
-        // SAFETY: as for get.
-        unsafe { *self.0.get() = value }
-    }
-
-    fn as_ptr(&self) -> *mut T {
-        self.0.get()
-    }
-}
-
-/// Wrapper making tables of C pointers (to static strings) usable as statics.
-#[repr(transparent)]
-struct StaticTable<T>(T);
-
-// SAFETY: the tables only hold pointers to 'static, immutable C strings.
-unsafe impl<T> Sync for StaticTable<T> {}
 
 static EF_SEARCH: PgCell<c_int> = PgCell::new(DEFAULT_EF_SEARCH);
 static ITERATIVE_SCAN: PgCell<c_int> = PgCell::new(0);
@@ -90,11 +55,7 @@ static IO_METHOD_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 4]> = StaticTa
     enum_entry(c"off", IO_OFF),
     enum_entry(c"prefetch", IO_PREFETCH),
     enum_entry(c"read_stream", IO_READ_STREAM),
-    pg_sys::config_enum_entry {
-        name: std::ptr::null(),
-        val: 0,
-        hidden: false,
-    },
+    ENUM_END,
 ]);
 
 /// `hnsw.iterative_scan` values, as pgvector numbers them.
@@ -106,20 +67,8 @@ static ITERATIVE_SCAN_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 4]> = Sta
     enum_entry(c"off", ITERATIVE_OFF),
     enum_entry(c"relaxed_order", ITERATIVE_RELAXED),
     enum_entry(c"strict_order", ITERATIVE_STRICT),
-    pg_sys::config_enum_entry {
-        name: std::ptr::null(),
-        val: 0,
-        hidden: false,
-    },
+    ENUM_END,
 ]);
-
-const fn enum_entry(name: &'static CStr, val: c_int) -> pg_sys::config_enum_entry {
-    pg_sys::config_enum_entry {
-        name: name.as_ptr(),
-        val,
-        hidden: false,
-    }
-}
 
 /// The parsed reloptions (`rd_options`), laid out as pgvector's `HnswOptions`.
 #[repr(C)]
@@ -137,28 +86,6 @@ static RELOPT_TABLE: StaticTable<[pg_sys::relopt_parse_elt; 2]> = StaticTable([
         std::mem::offset_of!(HnswOptions, ef_construction),
     ),
 ]);
-
-/// An int reloption stored at `offset` of [`HnswOptions`].
-#[cfg(feature = "pg18")]
-const fn int_option(name: &'static CStr, offset: usize) -> pg_sys::relopt_parse_elt {
-    pg_sys::relopt_parse_elt {
-        optname: name.as_ptr(),
-        opttype: pg_sys::relopt_type::RELOPT_TYPE_INT,
-        offset: offset as c_int,
-        // No "was it set" flag.
-        isset_offset: 0,
-    }
-}
-
-/// An int reloption stored at `offset` of [`HnswOptions`].
-#[cfg(not(feature = "pg18"))]
-const fn int_option(name: &'static CStr, offset: usize) -> pg_sys::relopt_parse_elt {
-    pg_sys::relopt_parse_elt {
-        optname: name.as_ptr(),
-        opttype: pg_sys::relopt_type::RELOPT_TYPE_INT,
-        offset: offset as c_int,
-    }
-}
 
 /// Registers the reloptions and settings (pgvector's `HnswInit`, less the build's lock
 /// tranche). Call once per backend, from `_PG_init`.

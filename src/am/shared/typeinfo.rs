@@ -1,10 +1,12 @@
-//! What the index needs to know about the indexed type: the operator class's support functions
-//! (1 distance, 2 norm, 3 type info), the dimension limits, how values are normalized, and how
-//! the distance between a query and a stored value is computed.
+//! What an index needs to know about the indexed type, for both access methods: the operator
+//! class's support functions (1 distance, 2 norm, then the type info: 3 for hnsw, 5 for
+//! ivfflat, whose 3 and 4 are the k-means distance and norm), the dimension limits, how values
+//! are normalized, and how the distance between a query and a stored value is computed.
 //!
-//! Support function 3 (`hnsw_halfvec_support`, `hnsw_bit_support`, `hnsw_sparsevec_support`)
-//! returns a pointer to one of the [`TypeInfo`] records below; an operator class without it is
-//! for `vector`. Only this library calls those functions, so the record is ours to define.
+//! The type info function (`hnsw_halfvec_support`, `hnsw_bit_support`,
+//! `hnsw_sparsevec_support`, `ivfflat_halfvec_support`, `ivfflat_bit_support`) returns a
+//! pointer to one of the [`TypeInfo`] records below; an operator class without it is for
+//! `vector`. Only this library calls those functions, so the record is ours to define.
 //!
 //! Distances are always `distance(query, stored value)`, the argument order pgvector uses. When
 //! support function 1 is one of this library's own distance functions (recognized by its
@@ -20,12 +22,35 @@ use half::f16;
 use pgrx::{ereport, pg_sys, PgSqlErrorCode};
 use vector_distance::sparse::SparseRef;
 
-/// `HNSW_DISTANCE_PROC`.
+/// `HNSW_DISTANCE_PROC`, `IVFFLAT_DISTANCE_PROC`.
 pub const DISTANCE_PROC: u16 = 1;
-/// `HNSW_NORM_PROC`.
+/// `HNSW_NORM_PROC`, `IVFFLAT_NORM_PROC`.
 pub const NORM_PROC: u16 = 2;
-/// `HNSW_TYPE_INFO_PROC`.
-pub const TYPE_INFO_PROC: u16 = 3;
+
+/// The access method an index belongs to: its name in messages and where its operator
+/// classes keep the type info function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Hnsw,
+    Ivfflat,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Hnsw => "hnsw",
+            Method::Ivfflat => "ivfflat",
+        }
+    }
+
+    /// `HNSW_TYPE_INFO_PROC`, `IVFFLAT_TYPE_INFO_PROC`.
+    pub fn type_info_proc(self) -> u16 {
+        match self {
+            Method::Hnsw => 3,
+            Method::Ivfflat => 5,
+        }
+    }
+}
 
 /// `HNSW_MAX_DIM`: dimensions of an indexable `vector`.
 pub const MAX_DIM: i32 = 2000;
@@ -91,13 +116,30 @@ crate::sql_function! {
     }
 }
 
+crate::sql_function! {
+    /// `ivfflat_halfvec_support(internal)`: support function 5 of ivfflat's halfvec operator
+    /// classes.
+    fn ivfflat_halfvec_support(_call) {
+        type_info_datum(&HALFVEC_INFO)
+    }
+}
+
+crate::sql_function! {
+    /// `ivfflat_bit_support(internal)`: support function 5 of ivfflat's bit operator class.
+    fn ivfflat_bit_support(_call) {
+        type_info_datum(&BIT_INFO)
+    }
+}
+
 impl TypeInfo {
-    /// The record for the index's column: from support function 3, or `vector`'s without it.
-    pub fn for_index(rel: Relation) -> &'static TypeInfo {
-        let Some(proc) = optional_proc(rel, TYPE_INFO_PROC) else {
+    /// The record for the index's column: from the type info function, or `vector`'s
+    /// without it.
+    pub fn for_index(rel: Relation, method: Method) -> &'static TypeInfo {
+        let procnum = method.type_info_proc();
+        let Some(proc) = optional_proc(rel, procnum) else {
             return &VECTOR_INFO;
         };
-        // SAFETY: proc is the FmgrInfo of the index's support function 3, which takes no
+        // SAFETY: proc is the FmgrInfo of the index's type info function, which takes no
         // argument that it reads and returns a pointer (checked below before any use).
         let datum = unsafe { pg_sys::FunctionCall0Coll(proc, pg_sys::InvalidOid) };
         let ptr = datum.cast_mut_ptr::<TypeInfo>().cast_const();
@@ -105,7 +147,10 @@ impl TypeInfo {
             .into_iter()
             .find(|known| std::ptr::eq(*known, ptr))
             .unwrap_or_else(|| {
-                pgrx::error!("hnsw support function 3 did not return a known type info")
+                pgrx::error!(
+                    "{} support function {procnum} did not return a known type info",
+                    method.name()
+                )
             })
     }
 
@@ -127,7 +172,7 @@ impl TypeInfo {
     }
 
     /// The SQL-callable function that normalizes a value of this type (`l2_normalize`).
-    fn normalize_fn(&self) -> pg_sys::PGFunction {
+    pub fn normalize_fn(&self) -> pg_sys::PGFunction {
         match self.kind {
             ValueKind::Vector => Some(l2_normalize),
             ValueKind::Halfvec => Some(halfvec_l2_normalize),
@@ -242,6 +287,10 @@ unsafe extern "C-unwind" {
     fn sparsevec_l1_distance(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum;
     fn hamming_distance(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum;
     fn jaccard_distance(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum;
+    fn l2_distance(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum;
+    fn vector_spherical_distance(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum;
+    fn halfvec_l2_distance(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum;
+    fn halfvec_spherical_distance(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum;
     fn vector_norm(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum;
     fn halfvec_l2_norm(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum;
     fn sparsevec_l2_norm(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum;
@@ -266,6 +315,11 @@ pub enum Kernel {
     SparsevecL1,
     Hamming,
     Jaccard,
+    /// `l2_distance` and `*_spherical_distance`: ivfflat's k-means distances.
+    VectorL2,
+    VectorSpherical,
+    HalfvecL2,
+    HalfvecSpherical,
 }
 
 /// A norm this library computes itself (support function 2).
@@ -277,7 +331,7 @@ enum NormKernel {
 }
 
 fn known_distance(addr: usize) -> Option<Kernel> {
-    let table: [(V1Fn, Kernel); 11] = [
+    let table: [(V1Fn, Kernel); 15] = [
         (vector_l2_squared_distance, Kernel::VectorL2Squared),
         (
             vector_negative_inner_product,
@@ -298,6 +352,10 @@ fn known_distance(addr: usize) -> Option<Kernel> {
         (sparsevec_l1_distance, Kernel::SparsevecL1),
         (hamming_distance, Kernel::Hamming),
         (jaccard_distance, Kernel::Jaccard),
+        (l2_distance, Kernel::VectorL2),
+        (vector_spherical_distance, Kernel::VectorSpherical),
+        (halfvec_l2_distance, Kernel::HalfvecL2),
+        (halfvec_spherical_distance, Kernel::HalfvecSpherical),
     ];
     table
         .into_iter()
@@ -346,14 +404,21 @@ pub struct Support {
 }
 
 impl Support {
-    /// Resolves support functions 1, 2 and 3 of the index's column.
-    pub fn for_index(rel: Relation) -> Self {
-        let type_info = TypeInfo::for_index(rel);
-        let distance = optional_proc(rel, DISTANCE_PROC)
+    /// Resolves the distance (support function 1), the norm (2) and the type info of the
+    /// index's column.
+    pub fn for_index(rel: Relation, method: Method) -> Self {
+        Self::with_procs(rel, method, DISTANCE_PROC, NORM_PROC)
+    }
+
+    /// The same with other support functions as the distance and the norm (ivfflat's k-means
+    /// distance and norm, 3 and 4).
+    pub fn with_procs(rel: Relation, method: Method, distance_proc: u16, norm_proc: u16) -> Self {
+        let type_info = TypeInfo::for_index(rel, method);
+        let distance = optional_proc(rel, distance_proc)
             // SAFETY: rel is an open index; index_getprocinfo raises pgvector's (Postgres's)
             // "missing support function" error for a missing required function.
-            .unwrap_or_else(|| unsafe { pg_sys::index_getprocinfo(rel.raw(), 1, DISTANCE_PROC) });
-        let norm = optional_proc(rel, NORM_PROC).map(|info| Proc {
+            .unwrap_or_else(|| unsafe { pg_sys::index_getprocinfo(rel.raw(), 1, distance_proc) });
+        let norm = optional_proc(rel, norm_proc).map(|info| Proc {
             info,
             kernel: known_norm(fn_address(info)),
         });
@@ -442,6 +507,12 @@ impl Support {
         }
     }
 
+    /// The norm function of `value` (support function 2, or the k-means norm), if the
+    /// operator class has one.
+    pub fn norm_of(&self, value: &Value) -> Option<f64> {
+        self.norm.map(|norm| self.norm(norm, value))
+    }
+
     /// Support function 2 of `value` (the norm pgvector checks before normalizing).
     fn norm(&self, norm: Proc<NormKernel>, value: &Value) -> f64 {
         let bytes = value.bytes().expect("a value to normalize is not NULL");
@@ -456,9 +527,9 @@ impl Support {
     }
 
     /// The type's `l2_normalize` applied to `value` (a zero vector stays zero).
-    fn normalized(&self, value: &Value) -> Value {
+    pub fn normalized(&self, value: &Value) -> Value {
         let Some(f) = self.type_info.normalize_fn() else {
-            pgrx::error!("hnsw type does not support normalization");
+            pgrx::error!("type does not support normalization");
         };
         // SAFETY: f is this library's normalize function for the value's type; it reads the
         // datum and returns a new palloc'd varlena, copied and freed here.
@@ -651,6 +722,10 @@ impl Kernel {
             Kernel::SparsevecL1 => |a, b| sparse_pair(a, b, sparse::l1_distance),
             Kernel::Hamming => |a, b| bit_pair(a, b, bits::hamming_distance),
             Kernel::Jaccard => |a, b| bit_pair(a, b, bits::jaccard_distance),
+            Kernel::VectorL2 => |a, b| dense_pair(a, b, s::l2_distance),
+            Kernel::VectorSpherical => |a, b| dense_pair(a, b, s::spherical_distance),
+            Kernel::HalfvecL2 => |a, b| dense_pair(a, b, h::l2_distance),
+            Kernel::HalfvecSpherical => |a, b| dense_pair(a, b, h::spherical_distance),
         }
     }
 
@@ -687,13 +762,13 @@ pub fn column_type(rel: Relation) -> (pg_sys::Oid, i32) {
 
 /// pgvector's checks of the indexed column before a build, in its order; returns the column's
 /// dimensions (its typmod).
-pub fn check_build_column(rel: Relation, type_info: &TypeInfo) -> i32 {
+pub fn check_build_column(rel: Relation, type_info: &TypeInfo, method: Method) -> i32 {
     let (typid, dimensions) = column_type(rel);
     if typid == pg_sys::VARBITOID {
         ereport!(
             ERROR,
             PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-            "type not supported for hnsw index"
+            format!("type not supported for {} index", method.name())
         );
     }
     if dimensions < 0 {
@@ -708,8 +783,9 @@ pub fn check_build_column(rel: Relation, type_info: &TypeInfo) -> i32 {
             ERROR,
             PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             format!(
-                "column cannot have more than {} dimensions for hnsw index",
-                type_info.max_dimensions
+                "column cannot have more than {} dimensions for {} index",
+                type_info.max_dimensions,
+                method.name()
             )
         );
     }

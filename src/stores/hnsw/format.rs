@@ -29,8 +29,9 @@
 //! has moved on ([`next_version`]). Inserts later overwrite such slots in place.
 
 use crate::storage::page::{
-    maxalign, BlockNumber, ItemPointer, OffsetNumber, BLCKSZ, INVALID_BLOCK_NUMBER,
-    INVALID_OFFSET_NUMBER, ITEM_ID_SIZE, ITEM_POINTER_SIZE, PAGE_HEADER_SIZE,
+    maxalign, read_u16, read_u32, write_u16, write_u32, BlockNumber, ChainOpaque, ItemPointer,
+    OffsetNumber, BLCKSZ, INVALID_BLOCK_NUMBER, INVALID_OFFSET_NUMBER, ITEM_ID_SIZE,
+    ITEM_POINTER_SIZE, PAGE_HEADER_SIZE,
 };
 use std::fmt;
 
@@ -64,7 +65,7 @@ pub const MIN_M: usize = 2;
 pub const MAX_M: usize = 100;
 
 /// `sizeof(HnswPageOpaqueData)`.
-pub const OPAQUE_SIZE: usize = 8;
+pub const OPAQUE_SIZE: usize = crate::storage::page::CHAIN_OPAQUE_SIZE;
 /// `sizeof(HnswMetaPageData)`.
 pub const META_SIZE: usize = 28;
 /// `pd_lower` of the metapage: the end of [`MetaPage`].
@@ -90,10 +91,6 @@ const META_ENTRY_OFFNO: usize = 20;
 const META_ENTRY_LEVEL: usize = 22;
 const META_INSERT_PAGE: usize = 24;
 
-const OPAQUE_NEXT: usize = 0;
-const OPAQUE_UNUSED: usize = 4;
-const OPAQUE_PAGE_ID: usize = 6;
-
 const ELEMENT_TYPE: usize = 0;
 const ELEMENT_LEVEL: usize = 1;
 const ELEMENT_DELETED: usize = 2;
@@ -107,22 +104,6 @@ const NEIGHBOR_VERSION: usize = 1;
 const NEIGHBOR_COUNT: usize = 2;
 
 const _: () = assert!(ELEMENT_UNUSED + 2 == ELEMENT_HEADER_SIZE);
-
-fn read_u16(bytes: &[u8], at: usize) -> u16 {
-    u16::from_ne_bytes([bytes[at], bytes[at + 1]])
-}
-
-fn read_u32(bytes: &[u8], at: usize) -> u32 {
-    u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-}
-
-fn write_u16(bytes: &mut [u8], at: usize, value: u16) {
-    bytes[at..at + 2].copy_from_slice(&value.to_ne_bytes());
-}
-
-fn write_u32(bytes: &mut [u8], at: usize, value: u32) {
-    bytes[at..at + 4].copy_from_slice(&value.to_ne_bytes());
-}
 
 /// Why bytes could not be read as an HNSW structure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,55 +221,13 @@ pub const fn next_version(version: u8) -> u8 {
 // Special space
 // ---------------------------------------------------------------------------------------------
 
-/// `HnswPageOpaqueData`, the special space of every page.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PageOpaque {
-    /// Next element page, or [`INVALID_BLOCK_NUMBER`] at the end of the chain (and on the
-    /// metapage).
-    pub next_blkno: BlockNumber,
-    /// Always 0.
-    pub unused: u16,
-    /// [`PAGE_ID`].
-    pub page_id: u16,
-}
+/// `HnswPageOpaqueData`, the special space of every page: pgvector's chain special space
+/// ([`ChainOpaque`]) with [`PAGE_ID`].
+pub type PageOpaque = ChainOpaque;
 
-impl PageOpaque {
-    /// What `HnswInitPage` writes.
-    pub const fn new() -> Self {
-        PageOpaque {
-            next_blkno: INVALID_BLOCK_NUMBER,
-            unused: 0,
-            page_id: PAGE_ID,
-        }
-    }
-
-    /// Reads the special space of a page.
-    pub fn decode(special: &[u8]) -> Result<Self, FormatError> {
-        need("page special space", special, OPAQUE_SIZE)?;
-        Ok(PageOpaque {
-            next_blkno: read_u32(special, OPAQUE_NEXT),
-            unused: read_u16(special, OPAQUE_UNUSED),
-            page_id: read_u16(special, OPAQUE_PAGE_ID),
-        })
-    }
-
-    /// Writes the special space of a page (`special` is at least [`OPAQUE_SIZE`] bytes).
-    pub fn encode(&self, special: &mut [u8]) {
-        write_u32(special, OPAQUE_NEXT, self.next_blkno);
-        write_u16(special, OPAQUE_UNUSED, self.unused);
-        write_u16(special, OPAQUE_PAGE_ID, self.page_id);
-    }
-
-    /// Changes only the next-page link of an encoded special space.
-    pub fn set_next_blkno(special: &mut [u8], next: BlockNumber) {
-        write_u32(special, OPAQUE_NEXT, next);
-    }
-}
-
-impl Default for PageOpaque {
-    fn default() -> Self {
-        Self::new()
-    }
+/// What `HnswInitPage` writes in the special space.
+pub const fn new_opaque() -> PageOpaque {
+    ChainOpaque::new(PAGE_ID)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -970,7 +909,7 @@ mod tests {
         // Rebuild the metapage.
         let mut rebuilt = vec![0u8; BLCKSZ];
         page::init(&mut rebuilt, OPAQUE_SIZE);
-        PageOpaque::new().encode(page::special_mut(&mut rebuilt));
+        new_opaque().encode(page::special_mut(&mut rebuilt));
         meta.encode(page::contents_mut(&mut rebuilt));
         page::set_lower(&mut rebuilt, META_PD_LOWER);
         copy_lsn_and_checksum(&pages[0], &mut rebuilt);
@@ -990,7 +929,7 @@ mod tests {
             page::init(&mut rebuilt, OPAQUE_SIZE);
             PageOpaque {
                 next_blkno: opaque.next_blkno,
-                ..PageOpaque::new()
+                ..new_opaque()
             }
             .encode(page::special_mut(&mut rebuilt));
 

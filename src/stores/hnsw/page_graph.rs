@@ -21,7 +21,7 @@
 //! never changes a page.
 
 use crate::am::hnsw::options;
-use crate::am::shared::typeinfo::{QueryDistance, Support, TypeInfo, Value};
+use crate::am::shared::typeinfo::{Method, QueryDistance, Support, TypeInfo, Value};
 use crate::storage::io::{BlockReader, IoCounters};
 use crate::storage::pinned::{self, PinnedPage};
 use crate::storage::{
@@ -204,7 +204,7 @@ impl PageGraph {
         let rel = rel.with_page_id(PAGE_ID);
         PageGraph {
             rel,
-            support: Support::for_index(rel),
+            support: Support::for_index(rel, Method::Hnsw),
             m,
             ef_construction,
             dimensions: 0,

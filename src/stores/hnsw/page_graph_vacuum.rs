@@ -176,7 +176,7 @@ fn element_view<'a>(page: &PageRef<'a>, offset: u16) -> Option<ElementView<'a>> 
 }
 
 fn next_page(page: &PageRef<'_>) -> BlockNumber {
-    PageOpaque::decode(page.special()).map_or(INVALID_BLOCK_NUMBER, |o| o.next_blkno)
+    PageOpaque::next_of(page.special())
 }
 
 /// `vacuum_delay_point`, between pages.

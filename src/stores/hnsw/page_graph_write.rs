@@ -25,10 +25,10 @@ use crate::storage::{
     BlockNumber, Image, ItemPointer, OffsetNumber, PageWriteGuard, ReadMode, Relation, WriteMode,
 };
 use crate::stores::hnsw::format::{
-    element_tuple_size, layer_m, layer_slots, neighbor_count, neighbor_tuple_size, tuple_kind,
-    ElementMut, ElementTuple, ElementView, EntryPoint as MetaEntry, MetaPage, NeighborMut,
-    NeighborTuple, NeighborView, PageOpaque, TupleKind, HEAPTIDS, MAX_ITEM_SIZE, METAPAGE_BLKNO,
-    OPAQUE_SIZE,
+    element_tuple_size, layer_m, layer_slots, neighbor_count, neighbor_tuple_size, new_opaque,
+    tuple_kind, ElementMut, ElementTuple, ElementView, EntryPoint as MetaEntry, MetaPage,
+    NeighborMut, NeighborTuple, NeighborView, PageOpaque, TupleKind, HEAPTIDS, MAX_ITEM_SIZE,
+    METAPAGE_BLKNO, OPAQUE_SIZE,
 };
 use crate::stores::hnsw::page_graph::{Element, ElementId, ElementMeta, HeapTids, PageGraph};
 use std::collections::hash_map::Entry;
@@ -336,7 +336,7 @@ impl PageGraphWriter {
     /// `after` to it; returns the new page's slot.
     fn append_page(&self, guard: &mut PageWriteGuard, after: usize) -> usize {
         let slot = guard.add_new_page(OPAQUE_SIZE);
-        PageOpaque::new().encode(guard.page_mut(slot).special_mut());
+        new_opaque().encode(guard.page_mut(slot).special_mut());
         let block = guard.block(slot);
         PageOpaque::set_next_blkno(guard.page_mut(after).special_mut(), block);
         slot
@@ -564,7 +564,7 @@ impl Drop for PageGraphWriter {
 
 /// `next_blkno` of the page in `slot`.
 fn page_next(guard: &PageWriteGuard, slot: usize) -> BlockNumber {
-    PageOpaque::decode(guard.page(slot).special()).map_or(INVALID_BLOCK_NUMBER, |o| o.next_blkno)
+    PageOpaque::next_of(guard.page(slot).special())
 }
 
 /// All neighbor slots of an element at `level` from per-layer lists (`neighbors[layer]`), top
