@@ -5,4 +5,5 @@
 
 pub mod checks;
 pub mod error;
+pub mod text;
 pub mod varlena;
