@@ -3,6 +3,7 @@
 //! the binary receive/send formats, with pgvector 0.8.6's checks in pgvector's order. Errors
 //! carry what the extension needs to raise pgvector's own ERROR.
 
+pub mod binary;
 pub mod checks;
 pub mod error;
 pub mod text;
