@@ -2,7 +2,7 @@
 
 use super::checks::{check_dim, check_expected_dim};
 use crate::fmgr::{self, FnCall};
-use crate::types::layout::{DenseElement, DenseRef};
+use crate::types::layout::{DenseElement, DenseRef, FromVarlena};
 use pgrx::{ereport, pg_sys, PgSqlErrorCode};
 
 /// Reads the next network-order 16-bit word of the message a receive function is given; a
@@ -17,7 +17,7 @@ pub fn recv_u16(call: &FnCall) -> u16 {
 /// Reads and checks the header of a received `vector` or `halfvec` (named `type_name`, at most
 /// `max_dim` elements): int16 dim, then int16 unused, which must be 0. Returns the dimension
 /// count, checked against the limits and the type modifier (the third argument).
-pub fn recv_dense_header(call: &FnCall, type_name: &str, max_dim: usize) -> usize {
+pub fn recv_dense_header(call: &FnCall, type_name: &'static str, max_dim: usize) -> usize {
     let typmod = call.i32(2);
     let dim = recv_u16(call) as i16;
     let unused = recv_u16(call) as i16;

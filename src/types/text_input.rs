@@ -82,7 +82,7 @@ pub fn invalid_syntax(type_name: &str, lit: &CStr, detail: Option<&str>) -> ! {
 /// number as `strtof` read it (value, range error, spelling) into a checked element.
 pub fn parse_dense<T>(
     lit: &CStr,
-    type_name: &str,
+    type_name: &'static str,
     max_dim: usize,
     mut element: impl FnMut(f32, bool, &[u8]) -> T,
 ) -> Vec<T> {

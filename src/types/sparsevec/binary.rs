@@ -3,7 +3,7 @@
 
 use super::{check_dim, check_element, check_expected_dim, check_index, check_nnz, raise};
 use crate::types::binary_io::bytea_datum;
-use crate::types::layout::SparsevecMut;
+use crate::types::layout::{FromVarlena, SparsevecMut};
 use pgrx::pg_sys;
 use pgrx::PgSqlErrorCode::ERRCODE_DATA_EXCEPTION;
 
