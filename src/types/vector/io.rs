@@ -1,36 +1,16 @@
 //! Text and binary input/output of `vector`, and its type modifier.
 //!
-//! Text input accepts what pgvector accepts: `[` x `,` x ... `]` with whitespace around every
-//! token, each element read by the C library's `strtof` (so hex floats, `inf` and `nan` spell
-//! the same as there, and rounding is single-step). Output prints each element in the
-//! shortest form that reads back exactly, like `float4out`.
+//! Text input accepts what pgvector accepts (`vector_formats::text` parses it); output prints
+//! each element in the shortest form that reads back exactly, like `float4out`.
 
-use super::{check_dim, check_element, check_expected_dim, TYPE_NAME};
+use super::{check_element, TYPE_NAME};
 use crate::fmgr;
 use crate::types::binary_io::{recv_dense_header, send_dense};
-use crate::types::checks::out_of_range;
+use crate::types::checks::OrRaise;
 use crate::types::layout::{VectorMut, VECTOR_MAX_DIM};
-use crate::types::text_input::parse_dense;
 use crate::types::typmod::dims_typmod_in;
 use pgrx::pg_sys;
-use std::ffi::CStr;
-
-/// Parses vector text into its elements, raising pgvector's error for the first problem in
-/// the same order pgvector finds it.
-fn parse_vector_text(lit: &CStr) -> Vec<f32> {
-    parse_dense(
-        lit,
-        TYPE_NAME,
-        VECTOR_MAX_DIM,
-        |value, range_error, spelled| {
-            if range_error && value.is_infinite() {
-                out_of_range(TYPE_NAME, &String::from_utf8_lossy(spelled));
-            }
-            check_element(value);
-            value
-        },
-    )
-}
+use vector_formats::text;
 
 /// Builds a vector from validated elements.
 fn vector_from(x: &[f32]) -> pg_sys::Datum {
@@ -42,12 +22,7 @@ fn vector_from(x: &[f32]) -> pg_sys::Datum {
 crate::sql_function! {
     /// `vector_in(cstring, oid, integer)`: text to vector, checked against the typmod.
     fn vector_in(call) {
-        let lit = call.cstr(0);
-        let typmod = call.i32(2);
-        let x = parse_vector_text(lit);
-        check_dim(x.len() as i32);
-        check_expected_dim(typmod, x.len() as i32);
-        vector_from(&x)
+        vector_from(&text::parse_vector(call.cstr(0), call.i32(2)).or_raise())
     }
 }
 
