@@ -1,14 +1,14 @@
 //! Text and binary input/output of `halfvec`, and its type modifier.
 
-use super::{check_element, TYPE_NAME};
+use super::TYPE_NAME;
 use crate::fmgr;
-use crate::types::binary_io::{recv_dense_header, recv_u16, send_dense};
+use crate::types::binary_io::{bytea_datum, receive};
 use crate::types::checks::OrRaise;
 use crate::types::layout::{HalfvecMut, HALFVEC_MAX_DIM};
 use crate::types::typmod::dims_typmod_in;
 use half::f16;
 use pgrx::pg_sys;
-use vector_formats::text;
+use vector_formats::{binary, text};
 
 /// Builds a halfvec from validated elements.
 fn halfvec_from(x: &[f16]) -> pg_sys::Datum {
@@ -50,18 +50,12 @@ crate::sql_function! {
 
 crate::sql_function! {
     fn halfvec_recv(call) {
-        let dim = recv_dense_header(&call, TYPE_NAME, HALFVEC_MAX_DIM);
-        let mut result = HalfvecMut::new(dim);
-        for x in result.x() {
-            *x = f16::from_bits(recv_u16(&call));
-            check_element(*x);
-        }
-        result.into_datum()
+        halfvec_from(&receive(&call, binary::recv_halfvec))
     }
 }
 
 crate::sql_function! {
     fn halfvec_send(call) {
-        send_dense(&call, |h: f16| h.to_bits().to_be_bytes())
+        bytea_datum(&binary::send_halfvec(call.halfvec(0)))
     }
 }

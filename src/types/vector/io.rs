@@ -3,14 +3,14 @@
 //! Text input accepts what pgvector accepts (`vector_formats::text` parses it); output prints
 //! each element in the shortest form that reads back exactly, like `float4out`.
 
-use super::{check_element, TYPE_NAME};
+use super::TYPE_NAME;
 use crate::fmgr;
-use crate::types::binary_io::{recv_dense_header, send_dense};
+use crate::types::binary_io::{bytea_datum, receive};
 use crate::types::checks::OrRaise;
 use crate::types::layout::{VectorMut, VECTOR_MAX_DIM};
 use crate::types::typmod::dims_typmod_in;
 use pgrx::pg_sys;
-use vector_formats::text;
+use vector_formats::{binary, text};
 
 /// Builds a vector from validated elements.
 fn vector_from(x: &[f32]) -> pg_sys::Datum {
@@ -50,41 +50,17 @@ crate::sql_function! {
     }
 }
 
-/// Reads the next network-order float4 of a message. Whole floats are read in place; a
-/// truncated one goes through `pq_getmsgfloat4`, which raises the server's own error.
-fn next_float4(buf: *mut pg_sys::StringInfoData) -> f32 {
-    // SAFETY: `buf` is the receive function's StringInfo: `data` holds `len` bytes and
-    // `cursor` <= `len`; we advance the cursor past exactly the 4 bytes we read.
-    unsafe {
-        let (cursor, len) = ((*buf).cursor as usize, (*buf).len as usize);
-        if len - cursor < 4 {
-            return pg_sys::pq_getmsgfloat4(buf);
-        }
-        let mut bytes = [0u8; 4];
-        std::ptr::copy_nonoverlapping((*buf).data.cast::<u8>().add(cursor), bytes.as_mut_ptr(), 4);
-        (*buf).cursor += 4;
-        f32::from_be_bytes(bytes)
-    }
-}
-
 crate::sql_function! {
     /// `vector_recv(internal, oid, integer)`: int16 dim, int16 unused (must be 0), then dim
     /// float4s, all in network byte order. Short messages raise the server's own error.
     fn vector_recv(call) {
-        let buf = call.internal::<pg_sys::StringInfoData>(0);
-        let dim = recv_dense_header(&call, TYPE_NAME, VECTOR_MAX_DIM);
-        let mut result = VectorMut::new(dim);
-        for slot in result.x() {
-            *slot = next_float4(buf);
-            check_element(*slot);
-        }
-        result.into_datum()
+        vector_from(&receive(&call, binary::recv_vector))
     }
 }
 
 crate::sql_function! {
     /// `vector_send(vector)`: the layout `vector_recv` reads, as bytea.
     fn vector_send(call) {
-        send_dense(&call, |x: f32| x.to_bits().to_be_bytes())
+        bytea_datum(&binary::send_vector(call.vector(0)))
     }
 }
