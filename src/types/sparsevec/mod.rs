@@ -1,5 +1,5 @@
 //! `sparsevec`: a sparse float4 vector stored as sorted 0-based indices plus their non-zero
-//! values (layout in `crate::types::layout`), with pgvector 0.8.6's SQL surface.
+//! values (layout in `vector_formats::varlena`), with pgvector 0.8.6's SQL surface.
 
 mod binary;
 mod casts;
