@@ -4,6 +4,7 @@
 //! this crate is the thin glue between those declarations and the pure-Rust crates.
 
 pub mod am;
+mod datum_tests;
 pub mod fmgr;
 mod recv_tests;
 pub mod storage;

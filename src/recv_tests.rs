@@ -73,6 +73,28 @@ mod tests {
         assert_eq!(vector(&msg, 2), "[1.5,-2]");
     }
 
+    #[pg_test]
+    fn recv_moves_the_cursor_past_what_it_read() {
+        let bytes = [be16(1), be16(0), bef32(1.0), vec![7, 7]].concat();
+        // SAFETY: as in recv_then_out; only the cursor is read back.
+        let cursor = unsafe {
+            let buf = pg_sys::makeStringInfo();
+            pg_sys::appendBinaryStringInfo(buf, bytes.as_ptr().cast(), bytes.len() as i32);
+            pgrx::fcinfo::direct_pg_extern_function_call_as_datum(
+                vector_recv,
+                &[
+                    Some(pg_sys::Datum::from(buf)),
+                    Some(pg_sys::Datum::from(0u32)),
+                    Some(pg_sys::Datum::from(-1)),
+                ],
+            )
+            .expect("recv returned NULL");
+            (*buf).cursor
+        };
+        // The server rejects a message that recv did not read to its end.
+        assert_eq!(cursor, 8);
+    }
+
     #[pg_test(error = "expected unused to be 0, not 7")]
     fn vector_recv_rejects_unused() {
         vector(&[be16(1), be16(7), bef32(1.0)], -1);

@@ -1,60 +1,54 @@
-//! Pieces of the binary receive and send functions shared by the types.
+//! The receive and send functions' side of `vector_formats::binary`: handing it the unread
+//! part of the message, and the bytea a send function returns.
 
-use super::checks::{check_dim, check_expected_dim};
+use super::checks::raise;
 use crate::fmgr::{self, FnCall};
-use crate::types::layout::{DenseElement, DenseRef};
-use pgrx::{ereport, pg_sys, PgSqlErrorCode};
+use pgrx::pg_sys;
+use vector_formats::binary::Received;
+use vector_formats::error::ParseError;
 
-/// Reads the next network-order 16-bit word of the message a receive function is given; a
-/// short message raises the server's own error.
-pub fn recv_u16(call: &FnCall) -> u16 {
-    let buf = call.internal::<pg_sys::StringInfoData>(0);
-    // SAFETY: the first argument of a receive function is the message's StringInfo;
-    // pq_getmsgint raises an ERROR rather than read past its end.
-    unsafe { pg_sys::pq_getmsgint(buf, 2) as u16 }
-}
-
-/// Reads and checks the header of a received `vector` or `halfvec` (named `type_name`, at most
-/// `max_dim` elements): int16 dim, then int16 unused, which must be 0. Returns the dimension
-/// count, checked against the limits and the type modifier (the third argument).
-pub fn recv_dense_header(call: &FnCall, type_name: &str, max_dim: usize) -> usize {
-    let typmod = call.i32(2);
-    let dim = recv_u16(call) as i16;
-    let unused = recv_u16(call) as i16;
-    check_dim(type_name, max_dim, dim);
-    check_expected_dim(typmod, dim);
-    if unused != 0 {
-        ereport!(
-            ERROR,
-            PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-            format!("expected unused to be 0, not {unused}")
-        );
-    }
-    dim as usize
-}
-
-/// The body of a `vector` or `halfvec` send function: int16 dim, int16 unused (passed on as
-/// stored, like pgvector does), then each element as `to_be` spells it in network order.
-pub fn send_dense<T: DenseElement, const N: usize>(
+/// Runs `recv` (one of `vector_formats::binary`'s receivers) on the unread part of the message
+/// of a receive function (argument 0), with its type modifier (argument 2), and moves the
+/// message's cursor past what it read. Its errors are raised as pgvector raises them; a
+/// message too short is reported by the server's own reader, as pgvector's is.
+pub fn receive<T>(
     call: &FnCall,
-    to_be: impl Fn(T) -> [u8; N],
-) -> pg_sys::Datum {
-    let ptr = call.varlena(0);
-    // SAFETY: the argument is a detoasted value of the dense type whose element is `T`, living
-    // for the call; its int16 `unused` field sits at offset 6 of its 8-byte header.
-    let (v, unused) = unsafe {
-        (
-            DenseRef::<T>::from_varlena(ptr),
-            ptr.cast::<u8>().add(6).cast::<i16>().read(),
-        )
+    recv: impl FnOnce(&[u8], i32) -> Result<Received<T>, ParseError>,
+) -> T {
+    let buf = call.internal::<pg_sys::StringInfoData>(0);
+    let typmod = call.i32(2);
+    // SAFETY: the first argument of a receive function is the message's StringInfo: `data`
+    // holds `len` bytes and `cursor` <= `len`. The slice lives until the cursor moves below.
+    let unread = unsafe {
+        let (cursor, len) = ((*buf).cursor as usize, (*buf).len as usize);
+        if cursor >= len {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts((*buf).data.cast::<u8>().add(cursor), len - cursor)
+        }
     };
-    let mut payload = Vec::with_capacity(4 + N * v.dim());
-    payload.extend_from_slice(&(v.dim() as i16).to_be_bytes());
-    payload.extend_from_slice(&unused.to_be_bytes());
-    for &x in v.x {
-        payload.extend_from_slice(&to_be(x));
+    match recv(unread, typmod) {
+        Ok(Received { value, consumed }) => {
+            // SAFETY: the receiver read `consumed` bytes of the unread part, so the cursor
+            // stays within the message.
+            unsafe { (*buf).cursor += consumed as i32 };
+            value
+        }
+        Err(ParseError::MessageTooShort) => message_too_short(buf),
+        Err(err) => raise(err),
     }
-    bytea_datum(&payload)
+}
+
+/// Has the server raise its "insufficient data left in message", by asking its reader for more
+/// than is left.
+fn message_too_short(buf: *mut pg_sys::StringInfoData) -> ! {
+    // SAFETY: `buf` is the live StringInfo of the call; with the cursor at its end,
+    // pq_getmsgint raises an ERROR instead of reading.
+    unsafe {
+        (*buf).cursor = (*buf).len;
+        pg_sys::pq_getmsgint(buf, 4);
+    }
+    unreachable!("pq_getmsgint read past the end of the message")
 }
 
 /// A `bytea` holding `payload`: the result of a send function.

@@ -10,7 +10,7 @@ pub fn subvector<T: DenseElement>(
     v: DenseRef<T>,
     start: i32,
     count: i32,
-    type_name: &str,
+    type_name: &'static str,
     max_dim: usize,
 ) -> DenseMut<T> {
     let mut start = start;
@@ -44,7 +44,7 @@ pub fn subvector<T: DenseElement>(
 pub fn concat<T: DenseElement>(
     a: DenseRef<T>,
     b: DenseRef<T>,
-    type_name: &str,
+    type_name: &'static str,
     max_dim: usize,
 ) -> DenseMut<T> {
     let dim = a.dim() + b.dim();

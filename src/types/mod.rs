@@ -10,6 +10,5 @@ pub mod dense_slices;
 pub mod halfvec;
 pub mod layout;
 pub mod sparsevec;
-pub mod text_input;
 pub mod typmod;
 pub mod vector;

@@ -4,7 +4,7 @@ use super::{check_dim, check_element, check_expected_dim, to_half_in_range};
 use crate::fmgr;
 use crate::types::arrays::{array_elements, float4_array_datum, float4_reader};
 use crate::types::checks;
-use crate::types::layout::{HalfvecMut, HalfvecRef, VectorMut, VECTOR_MAX_DIM};
+use crate::types::layout::{FromVarlena, HalfvecMut, HalfvecRef, VectorMut, VECTOR_MAX_DIM};
 
 crate::sql_function! {
     /// `halfvec(halfvec, typmod, explicit)`: applies a typmod to a halfvec.

@@ -5,7 +5,7 @@ use crate::fmgr;
 use crate::types::arrays::{array_elements, float4_reader};
 use crate::types::checks;
 use crate::types::layout::{
-    HalfvecMut, SparsevecMut, SparsevecRef, VectorMut, HALFVEC_MAX_DIM, VECTOR_MAX_DIM,
+    FromVarlena, HalfvecMut, SparsevecMut, SparsevecRef, VectorMut, HALFVEC_MAX_DIM, VECTOR_MAX_DIM,
 };
 use half::f16;
 

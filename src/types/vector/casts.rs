@@ -3,7 +3,7 @@
 use super::{check_dim, check_element, check_expected_dim};
 use crate::fmgr;
 use crate::types::arrays::{array_elements, float4_array_datum, float4_reader};
-use crate::types::layout::{VectorMut, VectorRef};
+use crate::types::layout::{FromVarlena, VectorMut, VectorRef};
 crate::sql_function! {
     /// `vector(vector, integer, boolean)`: applies a `vector(n)` typmod to a value.
     fn vector(call) {

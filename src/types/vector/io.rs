@@ -1,36 +1,16 @@
 //! Text and binary input/output of `vector`, and its type modifier.
 //!
-//! Text input accepts what pgvector accepts: `[` x `,` x ... `]` with whitespace around every
-//! token, each element read by the C library's `strtof` (so hex floats, `inf` and `nan` spell
-//! the same as there, and rounding is single-step). Output prints each element in the
-//! shortest form that reads back exactly, like `float4out`.
+//! Text input accepts what pgvector accepts (`vector_formats::text` parses it); output prints
+//! each element in the shortest form that reads back exactly, like `float4out`.
 
-use super::{check_dim, check_element, check_expected_dim, TYPE_NAME};
+use super::TYPE_NAME;
 use crate::fmgr;
-use crate::types::binary_io::{recv_dense_header, send_dense};
-use crate::types::checks::out_of_range;
+use crate::types::binary_io::{bytea_datum, receive};
+use crate::types::checks::OrRaise;
 use crate::types::layout::{VectorMut, VECTOR_MAX_DIM};
-use crate::types::text_input::parse_dense;
 use crate::types::typmod::dims_typmod_in;
 use pgrx::pg_sys;
-use std::ffi::CStr;
-
-/// Parses vector text into its elements, raising pgvector's error for the first problem in
-/// the same order pgvector finds it.
-fn parse_vector_text(lit: &CStr) -> Vec<f32> {
-    parse_dense(
-        lit,
-        TYPE_NAME,
-        VECTOR_MAX_DIM,
-        |value, range_error, spelled| {
-            if range_error && value.is_infinite() {
-                out_of_range(TYPE_NAME, &String::from_utf8_lossy(spelled));
-            }
-            check_element(value);
-            value
-        },
-    )
-}
+use vector_formats::{binary, text};
 
 /// Builds a vector from validated elements.
 fn vector_from(x: &[f32]) -> pg_sys::Datum {
@@ -42,12 +22,7 @@ fn vector_from(x: &[f32]) -> pg_sys::Datum {
 crate::sql_function! {
     /// `vector_in(cstring, oid, integer)`: text to vector, checked against the typmod.
     fn vector_in(call) {
-        let lit = call.cstr(0);
-        let typmod = call.i32(2);
-        let x = parse_vector_text(lit);
-        check_dim(x.len() as i32);
-        check_expected_dim(typmod, x.len() as i32);
-        vector_from(&x)
+        vector_from(&text::parse_vector(call.cstr(0), call.i32(2)).or_raise())
     }
 }
 
@@ -75,41 +50,17 @@ crate::sql_function! {
     }
 }
 
-/// Reads the next network-order float4 of a message. Whole floats are read in place; a
-/// truncated one goes through `pq_getmsgfloat4`, which raises the server's own error.
-fn next_float4(buf: *mut pg_sys::StringInfoData) -> f32 {
-    // SAFETY: `buf` is the receive function's StringInfo: `data` holds `len` bytes and
-    // `cursor` <= `len`; we advance the cursor past exactly the 4 bytes we read.
-    unsafe {
-        let (cursor, len) = ((*buf).cursor as usize, (*buf).len as usize);
-        if len - cursor < 4 {
-            return pg_sys::pq_getmsgfloat4(buf);
-        }
-        let mut bytes = [0u8; 4];
-        std::ptr::copy_nonoverlapping((*buf).data.cast::<u8>().add(cursor), bytes.as_mut_ptr(), 4);
-        (*buf).cursor += 4;
-        f32::from_be_bytes(bytes)
-    }
-}
-
 crate::sql_function! {
     /// `vector_recv(internal, oid, integer)`: int16 dim, int16 unused (must be 0), then dim
     /// float4s, all in network byte order. Short messages raise the server's own error.
     fn vector_recv(call) {
-        let buf = call.internal::<pg_sys::StringInfoData>(0);
-        let dim = recv_dense_header(&call, TYPE_NAME, VECTOR_MAX_DIM);
-        let mut result = VectorMut::new(dim);
-        for slot in result.x() {
-            *slot = next_float4(buf);
-            check_element(*slot);
-        }
-        result.into_datum()
+        vector_from(&receive(&call, binary::recv_vector))
     }
 }
 
 crate::sql_function! {
     /// `vector_send(vector)`: the layout `vector_recv` reads, as bytea.
     fn vector_send(call) {
-        send_dense(&call, |x: f32| x.to_bits().to_be_bytes())
+        bytea_datum(&binary::send_vector(call.vector(0)))
     }
 }

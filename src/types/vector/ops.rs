@@ -11,6 +11,7 @@ use crate::types::layout::{VectorMut, VectorRef, VECTOR_MAX_DIM};
 use pgrx::pg_sys;
 use std::cmp::Ordering;
 use vector_distance::f32 as distance;
+use vector_formats::varlena::{bit_size, BIT_HEADER, BIT_LEN_OFFSET};
 
 /// The two vector arguments of a binary function, checked to have the same length.
 fn same_length_pair(call: &FnCall) -> (VectorRef<'static>, VectorRef<'static>) {
@@ -164,15 +165,16 @@ crate::sql_function! {
 
 /// Allocates a `bit(len)` value (int32 varlena header, int32 bit count, bytes MSB first).
 fn new_bit_string(len: usize) -> (*mut pg_sys::varlena, &'static mut [u8]) {
-    let nbytes = len.div_ceil(8);
-    let ptr = fmgr::palloc_varlena(8 + nbytes);
-    // SAFETY: the zeroed block holds the 8-byte header and `nbytes` data bytes; it lives in
-    // the current memory context, beyond this call's use of the slice.
+    let total = bit_size(len);
+    let ptr = fmgr::palloc_varlena(total);
+    // SAFETY: the zeroed block holds the header and the data bytes; it lives in the current
+    // memory context, beyond this call's use of the slice.
     unsafe {
-        ptr.cast::<u8>().add(4).cast::<i32>().write(len as i32);
+        let base = ptr.cast::<u8>();
+        base.add(BIT_LEN_OFFSET).cast::<i32>().write(len as i32);
         (
             ptr,
-            std::slice::from_raw_parts_mut(ptr.cast::<u8>().add(8), nbytes),
+            std::slice::from_raw_parts_mut(base.add(BIT_HEADER), total - BIT_HEADER),
         )
     }
 }
