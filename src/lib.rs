@@ -35,11 +35,17 @@ pub mod types;
     name = "hnsw_access_method",
     requires = ["sparsevec_type"]
 );
+::pgrx::extension_sql_file!(
+    "../sql/install/ivfflat.sql",
+    name = "ivfflat_access_method",
+    requires = ["hnsw_access_method"]
+);
 
-/// Runs when the library is loaded: registers the `hnsw` index options and settings.
+/// Runs when the library is loaded: registers both index methods' options and settings.
 #[::pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     am::hnsw::options::init();
+    am::ivfflat::options::init();
     am::explain::init();
 }
 

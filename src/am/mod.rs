@@ -8,4 +8,5 @@
 
 pub mod explain;
 pub mod hnsw;
+pub mod ivfflat;
 pub mod shared;

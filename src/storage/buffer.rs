@@ -430,6 +430,25 @@ impl PageMut<'_> {
         }
     }
 
+    /// `PageIndexMultiDelete`: removes the items at `offsets` (ascending) and compacts the
+    /// page, keeping the other items' order.
+    pub fn delete_items(&mut self, offsets: &mut [OffsetNumber]) {
+        let page = self.view();
+        let max = page.max_offset();
+        if offsets.is_empty() || !page.header().is_consistent(BLCKSZ) {
+            return;
+        }
+        assert!(
+            offsets.iter().all(|&o| o >= 1 && o <= max),
+            "deleting an item that is not on the page"
+        );
+        // SAFETY: the page has a sane header and every offset names one of its line pointers
+        // (checked above); the array is read only.
+        unsafe {
+            pg_sys::PageIndexMultiDelete(self.page, offsets.as_mut_ptr(), offsets.len() as i32)
+        }
+    }
+
     /// The bytes of item `offset`, to change in place.
     pub fn item_mut(&mut self, offset: OffsetNumber) -> Option<&mut [u8]> {
         page::item_mut(self.bytes_mut(), offset)

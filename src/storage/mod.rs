@@ -28,7 +28,7 @@
 
 mod buffer;
 pub mod io;
-pub mod page;
+pub use vector_formats::page;
 pub mod pinned;
 
 pub use buffer::{
@@ -387,6 +387,93 @@ pub enum Prefetch {
     NotStarted,
 }
 
+/// A walk along a chain of pages (each page's `next_blkno`), bounded and cancellable: no
+/// chain has more pages than the relation, so a longer one loops, and every block named must
+/// exist. Both are index corruption, raised as such (`ERRCODE_INDEX_CORRUPTED`, naming the
+/// index); the walk checks for interrupts at every page so that a cancel always gets through.
+pub struct ChainWalk {
+    rel: Relation,
+    /// The relation's size when the walk began (re-read before reporting a block past it:
+    /// the index may have grown meanwhile).
+    nblocks: BlockNumber,
+    pages: BlockNumber,
+}
+
+impl ChainWalk {
+    pub fn new(rel: Relation) -> Self {
+        ChainWalk {
+            nblocks: rel.nblocks(),
+            rel,
+            pages: 0,
+        }
+    }
+
+    /// Checks `block`, the next page of the chain (`None` at the end: `INVALID_BLOCK_NUMBER`),
+    /// before it is read.
+    pub fn next(&mut self, block: BlockNumber) -> Option<BlockNumber> {
+        pgrx::check_for_interrupts!();
+        if block == page::INVALID_BLOCK_NUMBER {
+            return None;
+        }
+        if block >= self.nblocks {
+            self.nblocks = self.rel.nblocks();
+            if block >= self.nblocks {
+                self.corrupt(format!("links to block {block} past its end"));
+            }
+        }
+        self.pages += 1;
+        if self.pages > self.nblocks {
+            self.corrupt(format!("has a page chain that loops (at block {block})"));
+        }
+        Some(block)
+    }
+
+    fn corrupt(&self, what: String) -> ! {
+        pgrx::ereport!(
+            ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INDEX_CORRUPTED,
+            format!("index \"{}\" {what}", self.rel.name())
+        );
+    }
+}
+
+/// The vacuum callback that tells which heap TIDs are dead.
+pub struct DeadTids {
+    callback: pg_sys::IndexBulkDeleteCallback,
+    state: *mut std::ffi::c_void,
+}
+
+impl DeadTids {
+    /// # Safety
+    ///
+    /// `callback` and `state` are what Postgres passed to `ambulkdelete`, used only during it.
+    pub unsafe fn new(callback: pg_sys::IndexBulkDeleteCallback, state: *mut std::ffi::c_void) -> Self {
+        DeadTids { callback, state }
+    }
+
+    pub fn is_dead(&self, tid: ItemPointer) -> bool {
+        let Some(callback) = self.callback else {
+            return false;
+        };
+        let mut data = item_pointer_data(tid);
+        // SAFETY: the callback and its state come from ambulkdelete (new's contract); it only
+        // reads the TID.
+        unsafe { callback(&raw mut data, self.state) }
+    }
+}
+
+/// `vacuum_delay_point`: vacuum's cost-based sleep, and a chance to be cancelled. Call it
+/// between pages, with no buffer locked.
+pub fn vacuum_delay_point() {
+    // SAFETY: the caller holds no buffer lock; the call may sleep or raise a cancel ERROR.
+    unsafe {
+        #[cfg(feature = "pg15")]
+        pg_sys::vacuum_delay_point();
+        #[cfg(not(feature = "pg15"))]
+        pg_sys::vacuum_delay_point(false);
+    }
+}
+
 /// Mode of a heavyweight page lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageLockMode {
@@ -443,6 +530,13 @@ impl AccessStrategy {
         // SAFETY: allocates a strategy in the current memory context; it is freed on drop.
         let raw = unsafe { pg_sys::GetAccessStrategy(kind) };
         AccessStrategy { raw }
+    }
+}
+
+impl AccessStrategy {
+    /// For a strategy whose memory a transaction abort has freed already.
+    pub fn forget(self) {
+        std::mem::forget(self)
     }
 }
 

@@ -3,3 +3,4 @@
 //! formats' rules (where tuples go, how they change); the algorithms decide what to change.
 
 pub mod hnsw;
+pub mod ivfflat;

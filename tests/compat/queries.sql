@@ -67,3 +67,25 @@ SELECT a.id, b.id, hamming_distance(a.b, b.b), jaccard_distance(a.b, b.b), a.b <
 FROM bits a JOIN bits b ON b.id = a.id + 1 ORDER BY a.id;
 SELECT a.id, b.id, a.vb <~> b.vb, a.vb <%> b.vb
 FROM bits a JOIN bits b ON b.id = a.id + 80 AND length(a.vb) = length(b.vb) ORDER BY a.id;
+
+-- index scans (ivfflat, hnsw): the same ids in the same order
+SET enable_seqscan = off;
+SET ivfflat.probes = 3;
+SELECT q.id, array(SELECT t.id FROM vec t ORDER BY t.v3 <-> q.v3 LIMIT 10) FROM vec q WHERE q.id % 250 = 0 ORDER BY q.id;
+SELECT q.id, array(SELECT t.id FROM vec t ORDER BY t.v3 <#> q.v3 LIMIT 10) FROM vec q WHERE q.id % 250 = 0 ORDER BY q.id;
+SELECT q.id, array(SELECT t.id FROM vec t ORDER BY t.v3 <=> q.v3 LIMIT 10) FROM vec q WHERE q.id % 250 = 0 ORDER BY q.id;
+SELECT q.id, array(SELECT t.id FROM hvec t ORDER BY t.v3 <-> q.v3 LIMIT 10) FROM hvec q WHERE q.id % 250 = 0 ORDER BY q.id;
+SELECT q.id, array(SELECT t.id FROM hvec t ORDER BY t.v3 <=> q.v3 LIMIT 10) FROM hvec q WHERE q.id % 250 = 0 ORDER BY q.id;
+SELECT q.id, array(SELECT t.id FROM bits t ORDER BY t.b <~> q.b LIMIT 10) FROM bits q WHERE q.id % 200 = 0 ORDER BY q.id;
+SET ivfflat.probes = 1;
+SET ivfflat.iterative_scan = relaxed_order;
+SELECT q.id, array(SELECT t.id FROM vec t WHERE t.id % 5 = 0 ORDER BY t.v3 <-> q.v3 LIMIT 20) FROM vec q WHERE q.id % 500 = 0 ORDER BY q.id;
+RESET ivfflat.iterative_scan;
+SELECT id FROM vec ORDER BY v3 <-> NULL LIMIT 5;
+SELECT q.id, array(SELECT t.id FROM vec t ORDER BY t.v3 <-> q.v3 LIMIT 10) FROM vec q WHERE q.id % 300 = 0 ORDER BY q.id;
+BEGIN;
+DROP INDEX vec_ivf_l2;
+SELECT q.id, array(SELECT t.id FROM vec t ORDER BY t.v3 <-> q.v3 LIMIT 10) FROM vec q WHERE q.id % 300 = 0 ORDER BY q.id;
+ROLLBACK;
+RESET enable_seqscan;
+RESET ivfflat.probes;

@@ -6,6 +6,9 @@
 #  3. ALTER EXTENSION vector UPDATE, then the results must still be identical.
 #  4. Binary COPY both ways: pgvector's export loads into ours, ours loads into pgvector,
 #     and the tables read back the same on both sides.
+#  5. The pgvector-built indexes (ivfflat on every operator class, hnsw) take inserts, deletes,
+#     VACUUM and REINDEX on our library; exact scans (probes = lists) then match a sequential
+#     scan, and DROP INDEX works.
 # Usage: tests/compat/run.sh WORKDIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,11 +37,11 @@ for t in "${tables[@]}"; do
   sql "$PGVECTOR" -c "COPY (SELECT * FROM $t ORDER BY id) TO '$copy/$t.pgvector.bin' (FORMAT binary)"
 done
 sql "$PGVECTOR" -At -c "SELECT DISTINCT prosrc FROM pg_proc WHERE probin = '\$libdir/vector'" \
-  | grep -v -E '^ivfflat' | LC_ALL=C sort -u > "$work/symbols.expected"
+  | LC_ALL=C sort -u > "$work/symbols.expected"
 server stop "$PGVECTOR"
 echo "   $(wc -l < "$work/pgvector.out") result lines"
 
-echo "-- link symbols: every C function of pgvector's catalog except ivfflat's"
+echo "-- link symbols: every C function of pgvector's catalog"
 nm -D --defined-only "$("$OURS/bin/pg_config" --pkglibdir)/vector.so" | awk '{print $3}' \
   | LC_ALL=C sort -u > "$work/symbols.ours"
 missing=$(LC_ALL=C comm -23 "$work/symbols.expected" "$work/symbols.ours")
@@ -71,6 +74,29 @@ sql "$OURS" -f "$here/queries.sql" > "$work/ours-updated.out"
 diff -u "$work/pgvector.out" "$work/ours-updated.out" > "$work/updated.diff" || {
   echo "FAIL: results differ after ALTER EXTENSION UPDATE:"; head -40 "$work/updated.diff"; exit 1; }
 echo "   identical"
+
+echo "-- pgvector's indexes take writes on our library"
+sql "$OURS" -q -c "INSERT INTO vec (id, v, v3) SELECT 200000 + r, '[1,2,3]', ARRAY[compat_elem(r, 1), compat_elem(r, 2), compat_elem(r, 3)]::real[]::vector(3) FROM generate_series(1, 500) r" \
+  -c "INSERT INTO hvec (id, v, v3) SELECT 200000 + r, '[1,2,3]', ARRAY[compat_elem(r, 5), compat_elem(r, 6), compat_elem(r, 7)]::real[]::halfvec(3) FROM generate_series(1, 500) r" \
+  -c "INSERT INTO bits (id, b) SELECT 200000 + r, (r * 977)::bit(64) FROM generate_series(1, 500) r" \
+  -c "DELETE FROM vec WHERE id % 7 = 0" -c "DELETE FROM hvec WHERE id % 7 = 0" -c "DELETE FROM bits WHERE id % 7 = 0" \
+  -c "VACUUM vec" -c "VACUUM hvec" -c "VACUUM bits"
+exact() {
+  sql "$OURS" -At -c "SET ivfflat.probes = 100; SET enable_seqscan = $1; SET enable_indexscan = $2;
+    SELECT md5(string_agg(x::text, ';' ORDER BY q)) FROM (
+      SELECT q.id AS q, array(SELECT t.id FROM vec t ORDER BY t.v3 <#> q.v3, t.id LIMIT 10)::text AS x FROM vec q WHERE q.id % 111 = 0
+      UNION ALL SELECT -q.id, array(SELECT t.id FROM hvec t ORDER BY t.v3 <-> q.v3, t.id LIMIT 10)::text FROM hvec q WHERE q.id % 111 = 0
+      UNION ALL SELECT 1000000 + q.id, array(SELECT t.id FROM bits t ORDER BY t.b <~> q.b, t.id LIMIT 10)::text FROM bits q WHERE q.id % 97 = 0) s"
+}
+for round in "after inserts, deletes and VACUUM" "after REINDEX"; do
+  [ "$round" = "after REINDEX" ] && sql "$OURS" -q -c "REINDEX INDEX vec_ivf_ip" -c "REINDEX INDEX hvec_ivf_l2" -c "REINDEX INDEX bits_ivf"
+  plan=$(sql "$OURS" -At -c "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT id FROM vec ORDER BY v3 <#> '[1,2,3]' LIMIT 1")
+  grep -q "vec_ivf_ip" <<<"$plan" || { echo "FAIL: the ivfflat index is not used: $plan"; exit 1; }
+  [ "$(exact off on)" = "$(exact on off)" ] || { echo "FAIL: exact ivfflat scans differ from a sequential scan $round"; exit 1; }
+  echo "   exact ivfflat scans = sequential scan, $round"
+done
+sql "$OURS" -q -c "DROP INDEX vec_ivf_ip" -c "DROP INDEX hvec_ivf_l2" -c "DROP INDEX bits_ivf"
+echo "   DROP INDEX works"
 server stop "$OURS"
 
 echo "-- binary COPY: our export into pgvector 0.8.6"

@@ -58,3 +58,12 @@ SELECT r, ((((r::bigint * 2654435761) % 2147483648) << 32) | (r::bigint * 40503 
        repeat((r % 2)::text || '1', 1 + r % 40)::varbit
 FROM generate_series(1, 2000) r;
 INSERT INTO bits (id, b, vb) VALUES (100001, 0::bit(64), B''), (100002, (-1)::bit(64), B'1');
+
+-- Indexes of both access methods, built by pgvector: the swap must keep every one usable.
+CREATE INDEX vec_ivf_l2 ON vec USING ivfflat (v3 vector_l2_ops) WITH (lists = 12);
+CREATE INDEX vec_ivf_ip ON vec USING ivfflat (v3 vector_ip_ops) WITH (lists = 7);
+CREATE INDEX vec_ivf_cos ON vec USING ivfflat (v3 vector_cosine_ops) WITH (lists = 9);
+CREATE INDEX hvec_ivf_l2 ON hvec USING ivfflat (v3 halfvec_l2_ops) WITH (lists = 8);
+CREATE INDEX hvec_ivf_cos ON hvec USING ivfflat (v3 halfvec_cosine_ops) WITH (lists = 5);
+CREATE INDEX bits_ivf ON bits USING ivfflat (b bit_hamming_ops) WITH (lists = 6);
+CREATE INDEX vec_hnsw ON vec USING hnsw (v3 vector_l2_ops);

@@ -34,8 +34,6 @@ use std::ffi::c_void;
 use vector_hnsw::storage::NewElement;
 use vector_hnsw::GraphParams;
 
-/// `PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE`.
-pub const PHASE_INITIALIZE: i64 = 1;
 /// pgvector's `PROGRESS_HNSW_PHASE_LOAD`.
 pub const PHASE_LOAD: i64 = 2;
 

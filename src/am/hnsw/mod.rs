@@ -10,4 +10,3 @@ pub mod options;
 pub mod scan;
 pub mod scan_stats;
 pub mod vacuum;
-pub mod validate;

@@ -25,12 +25,13 @@
 
 use crate::am::hnsw::options;
 use crate::am::hnsw::scan_stats::{record_finished_scan, ScanCounters};
-use crate::am::shared::typeinfo::Value;
+use crate::am::shared::scan::{self as shared_scan, AbortSafe};
+use crate::am::shared::typeinfo::{Method, Value};
 use crate::storage::io::HeapRowHints;
 use crate::storage::{item_pointer_data, Fork, ItemPointer, Relation};
 use crate::stores::hnsw::page_graph::PageGraph;
 use pgrx::{pg_guard, pg_sys};
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_int, CStr};
 use std::sync::OnceLock;
 use vector_hnsw::{
     AllocSetLayout, ContextEvent, IterativeScan, Scan, ScanMemoryConfig, ScanParams, SearchStats,
@@ -54,6 +55,14 @@ struct ScanState {
     returned: usize,
     /// Table read-ahead of cold scans, made on first use.
     heap_hints: Option<HeapRowHints>,
+}
+
+impl AbortSafe for ScanState {
+    /// The transaction was aborted: Postgres has released the heavyweight locks a search in
+    /// progress held. (Pins and read streams never outlive a call.)
+    fn forget_after_abort(&mut self) {
+        self.graph.forget_after_abort();
+    }
 }
 
 impl ScanState {
@@ -99,51 +108,7 @@ pub unsafe fn counters_of(desc: pg_sys::IndexScanDesc) -> Option<ScanCounters> {
         {
             return None;
         }
-        let opaque = (*desc).opaque.cast::<ScanOpaque>();
-        let state = (*opaque).state;
-        (!state.is_null()).then(|| (*state).counters())
-    }
-}
-
-/// What `scan->opaque` points to: a Postgres allocation that also carries the context callback
-/// releasing the Rust state if `amendscan` is never called.
-#[repr(C)]
-struct ScanOpaque {
-    callback: pg_sys::MemoryContextCallback,
-    state: *mut ScanState,
-}
-
-/// Frees the Rust state when the scan's memory context goes away without `amendscan`.
-///
-/// Not `#[pg_guard]`ed, because it cannot panic or raise: it runs during abort cleanup, where
-/// an ERROR would escalate. Dropping the state only frees Rust memory, forgets the locks
-/// (no Postgres call) and sets a thread-local flag; it holds no pins or streams between calls.
-unsafe extern "C-unwind" fn release_on_reset(arg: *mut c_void) {
-    let opaque = arg.cast::<ScanOpaque>();
-    // SAFETY: arg is the ScanOpaque this callback was registered with, which lives in the
-    // context being reset; state is either null (already ended) or the Box leaked at begin.
-    unsafe {
-        let state = std::mem::replace(&mut (*opaque).state, std::ptr::null_mut());
-        if !state.is_null() {
-            let mut state = Box::from_raw(state);
-            // The transaction was aborted: Postgres has released the heavyweight locks a
-            // search in progress held, so they must not be released again.
-            state.graph.forget_after_abort();
-            drop(state);
-        }
-    }
-}
-
-/// The scan's Rust state.
-///
-/// # Safety
-///
-/// `scan` is a scan begun by [`begin_scan`] and not yet ended.
-unsafe fn state<'a>(scan: pg_sys::IndexScanDesc) -> &'a mut ScanState {
-    // SAFETY: per the contract, opaque is our ScanOpaque with a live state.
-    unsafe {
-        let opaque = (*scan).opaque.cast::<ScanOpaque>();
-        &mut *(*opaque).state
+        shared_scan::peek::<ScanState>(desc).map(ScanState::counters)
     }
 }
 
@@ -164,7 +129,7 @@ pub unsafe extern "C-unwind" fn begin_scan(
         vector_hnsw::scan::memory_limit(options::work_mem_kb(), options::scan_mem_multiplier());
     // SAFETY: creates a child of the current context, deleted with it or in end_scan.
     let tmp_ctx = unsafe { scan_context(c"Hnsw scan temporary context") };
-    let state = Box::new(ScanState {
+    let state = ScanState {
         graph,
         search: None,
         pending: Vec::new(),
@@ -173,20 +138,9 @@ pub unsafe extern "C-unwind" fn begin_scan(
         earlier: SearchStats::default(),
         returned: 0,
         heap_hints: None,
-    });
-    // SAFETY: the ScanOpaque is palloc'd in the current context (the one the scan descriptor
-    // lives in), initialized before the callback that reads it is registered.
-    unsafe {
-        let opaque = pg_sys::palloc0(std::mem::size_of::<ScanOpaque>()).cast::<ScanOpaque>();
-        (*opaque).state = Box::into_raw(state);
-        (*opaque).callback.func = Some(release_on_reset);
-        (*opaque).callback.arg = opaque.cast();
-        pg_sys::MemoryContextRegisterResetCallback(
-            pg_sys::CurrentMemoryContext,
-            &mut (*opaque).callback,
-        );
-        (*scan).opaque = opaque.cast();
-    }
+    };
+    // SAFETY: scan was just made in the current context, without an opaque.
+    unsafe { shared_scan::attach(scan, state) };
     scan
 }
 
@@ -199,17 +153,10 @@ pub unsafe extern "C-unwind" fn rescan(
     orderbys: pg_sys::ScanKey,
     _norderbys: c_int,
 ) {
-    // SAFETY: scan was begun by begin_scan; the key arrays hold as many entries as the scan
-    // was begun with (Postgres's contract for amrescan).
+    // SAFETY: scan was begun by begin_scan; the key arrays are amrescan's.
     unsafe {
-        let s = &mut *scan;
-        if !keys.is_null() && s.numberOfKeys > 0 {
-            std::ptr::copy(keys, s.keyData, s.numberOfKeys as usize);
-        }
-        if !orderbys.is_null() && s.numberOfOrderBys > 0 {
-            std::ptr::copy(orderbys, s.orderByData, s.numberOfOrderBys as usize);
-        }
-        let state = state(scan);
+        shared_scan::copy_keys(scan, keys, orderbys);
+        let state = shared_scan::state::<ScanState>(scan);
         state.end_search();
         state.pending.clear();
         state.returned = 0;
@@ -335,7 +282,7 @@ pub unsafe extern "C-unwind" fn get_tuple(
     _direction: pg_sys::ScanDirection::Type,
 ) -> bool {
     // SAFETY: scan was begun by begin_scan and not ended.
-    let state = unsafe { state(scan) };
+    let state = unsafe { shared_scan::state::<ScanState>(scan) };
     let _ctx = ContextSwitch::to(state.tmp_ctx);
 
     // The settings as they are now: like pgvector, a cursor sees changes between fetches.
@@ -427,23 +374,9 @@ unsafe fn hint_next_rows(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
 /// `scan` is a live scan descriptor of the graph's index.
 unsafe fn start_scan(scan: pg_sys::IndexScanDesc, graph: &PageGraph) -> Value {
     // SAFETY: per the contract.
-    let s = unsafe { &mut *scan };
-    count_index_scan(s);
-    if s.orderByData.is_null() {
-        pgrx::error!("cannot scan hnsw index without order");
-    }
-    // SAFETY: xs_snapshot is the scan's snapshot, set by index_beginscan.
-    let snapshot_type = unsafe { (*s.xs_snapshot).snapshot_type };
-    if snapshot_type != pg_sys::SnapshotType::SNAPSHOT_MVCC
-        && snapshot_type != pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC
-    {
-        pgrx::error!("non-MVCC snapshots are not supported with hnsw");
-    }
-    // SAFETY: orderByData has at least one key (checked non-null; hnsw has one ORDER BY).
-    let key = unsafe { &*s.orderByData };
-    let is_null = key.sk_flags & pg_sys::SK_ISNULL as c_int != 0;
+    let (datum, is_null) = unsafe { shared_scan::first_call(scan, Method::Hnsw) };
     // SAFETY: a non-NULL ORDER BY argument of an hnsw operator is a value of the column's type.
-    unsafe { graph.support().scan_value(key.sk_argument, is_null) }
+    unsafe { graph.support().scan_value(datum, is_null) }
 }
 
 /// The allocations pgvector makes in its scan context to normalize the query (cosine
@@ -468,43 +401,6 @@ unsafe fn normalization_events(
     }
 }
 
-/// `pgstat_count_index_scan`, and on Postgres 18 the EXPLAIN ANALYZE "Index Searches" count.
-fn count_index_scan(s: &mut pg_sys::IndexScanDescData) {
-    // SAFETY: the index relation is open; pgstat_assoc_relation attaches its stats entry,
-    // after which pgstat_info is a valid pointer.
-    unsafe {
-        let rel = s.indexRelation;
-        if (*rel).pgstat_info.is_null() && (*rel).pgstat_enabled {
-            pg_sys::pgstat_assoc_relation(rel);
-        }
-        if !(*rel).pgstat_info.is_null() {
-            bump_numscans(&mut *(*rel).pgstat_info);
-        }
-    }
-    count_search(s);
-}
-
-#[cfg(feature = "pg15")]
-fn bump_numscans(stats: &mut pg_sys::PgStat_TableStatus) {
-    stats.t_counts.t_numscans += 1;
-}
-
-#[cfg(not(feature = "pg15"))]
-fn bump_numscans(stats: &mut pg_sys::PgStat_TableStatus) {
-    stats.counts.numscans += 1;
-}
-
-#[cfg(feature = "pg18")]
-fn count_search(s: &mut pg_sys::IndexScanDescData) {
-    if !s.instrument.is_null() {
-        // SAFETY: a non-null instrument is the executor's counter for this scan.
-        unsafe { (*s.instrument).nsearches += 1 };
-    }
-}
-
-#[cfg(not(feature = "pg18"))]
-fn count_search(_s: &mut pg_sys::IndexScanDescData) {}
-
 /// `amendscan`.
 #[pg_guard]
 pub unsafe extern "C-unwind" fn end_scan(scan: pg_sys::IndexScanDesc) {
@@ -512,10 +408,7 @@ pub unsafe extern "C-unwind" fn end_scan(scan: pg_sys::IndexScanDesc) {
     // callback sees the null pointer later and does nothing. The Rust state is dropped before
     // the temporary context is deleted, so nothing it holds can point into freed memory.
     unsafe {
-        let opaque = (*scan).opaque.cast::<ScanOpaque>();
-        let state = std::mem::replace(&mut (*opaque).state, std::ptr::null_mut());
-        if !state.is_null() {
-            let state = Box::from_raw(state);
+        if let Some(state) = shared_scan::detach::<ScanState>(scan) {
             record_finished_scan(state.counters());
             let tmp_ctx = state.tmp_ctx;
             drop(state);

@@ -1,14 +1,16 @@
-//! `ambulkdelete` and `amvacuumcleanup`, as pgvector 0.8.6 does them.
+//! `ambulkdelete`, as pgvector 0.8.6 does it.
 //!
 //! Bulk delete runs [`vector_hnsw::vacuum`] over the pages ([`VacuumGraph`]): drop the heap
 //! TIDs the callback reports dead, repair every element that links to an element left without
 //! heap TIDs (the entry point first, replacing it if it is being deleted), wait for in-flight
 //! inserts and scans, confirm nothing links to those elements any more, then mark them deleted
-//! so inserts can reuse their space. Cleanup only reports the number of pages.
+//! so inserts can reuse their space. Cleanup only reports the number of pages
+//! ([`crate::am::shared::routine::vacuum_cleanup`]).
 
-use crate::storage::{Fork, Relation, WriteMode};
+use crate::am::shared::routine;
+use crate::storage::{DeadTids, Fork, Relation, WriteMode};
 use crate::stores::hnsw::page_graph::PageGraph;
-use crate::stores::hnsw::page_graph_vacuum::{DeadTids, VacuumGraph};
+use crate::stores::hnsw::page_graph_vacuum::VacuumGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::c_void;
@@ -22,15 +24,7 @@ pub unsafe extern "C-unwind" fn bulk_delete(
     callback: pg_sys::IndexBulkDeleteCallback,
     callback_state: *mut c_void,
 ) -> *mut pg_sys::IndexBulkDeleteResult {
-    let stats = if stats.is_null() {
-        // SAFETY: a zeroed result in the current memory context, returned to Postgres.
-        unsafe {
-            pg_sys::palloc0(std::mem::size_of::<pg_sys::IndexBulkDeleteResult>())
-                .cast::<pg_sys::IndexBulkDeleteResult>()
-        }
-    } else {
-        stats
-    };
+    let stats = routine::bulk_delete_result(stats);
     // SAFETY: Postgres passes a valid IndexVacuumInfo whose index is open and locked for the
     // whole call.
     let rel = unsafe { Relation::from_raw((*info).index, Fork::Main) };
@@ -49,26 +43,6 @@ pub unsafe extern "C-unwind" fn bulk_delete(
     };
     if vector_hnsw::vacuum(&mut store, &params).is_err() {
         pgrx::error!("hnsw graph not repaired");
-    }
-    stats
-}
-
-/// `amvacuumcleanup`.
-#[pg_guard]
-pub unsafe extern "C-unwind" fn vacuum_cleanup(
-    info: *mut pg_sys::IndexVacuumInfo,
-    stats: *mut pg_sys::IndexBulkDeleteResult,
-) -> *mut pg_sys::IndexBulkDeleteResult {
-    // SAFETY: Postgres passes a valid IndexVacuumInfo whose index is open and locked.
-    let (analyze_only, index) = unsafe { ((*info).analyze_only, (*info).index) };
-    // Nothing to report when bulk delete did not run (stats is NULL then).
-    if analyze_only || stats.is_null() {
-        return stats;
-    }
-    // SAFETY: as above; stats is the result bulk delete returned.
-    unsafe {
-        let rel = Relation::from_raw(index, Fork::Main);
-        (*stats).num_pages = rel.nblocks();
     }
     stats
 }

@@ -1,7 +1,16 @@
-//! What every access method uses: the indexed type's facts, its support functions and the
-//! distance between a query and a stored value ([`typeinfo`]); the common part of the cost
-//! estimate ([`cost`]); the plumbing of options and settings ([`settings`]).
+//! What both access methods use:
+//!
+//! * [`typeinfo`]: the indexed type's facts, its support functions and the distance between a
+//!   query and a stored value;
+//! * [`routine`]: the capabilities declared to Postgres and the callbacks both share;
+//! * [`cost`]: the common part of the cost estimate;
+//! * [`scan`]: how a scan owns its state, and the checks of its first call;
+//! * [`sort`]: Postgres's tuplesort over small tuples;
+//! * [`settings`]: the plumbing of options and settings.
 
 pub mod cost;
+pub mod routine;
+pub mod scan;
 pub mod settings;
+pub mod sort;
 pub mod typeinfo;

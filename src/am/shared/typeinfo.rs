@@ -499,6 +499,21 @@ impl Support {
         f64::from_bits(d.value() as u64)
     }
 
+    /// Support function 1 through the function manager on two varlenas, `a` first.
+    fn fmgr_pair(&self, a: &[u8], b: &[u8]) -> f64 {
+        // SAFETY: both datums point at complete, aligned varlenas of the operator class's type
+        // that outlive the call; the function only reads them and returns a float8 by value.
+        let d = unsafe {
+            pg_sys::FunctionCall2Coll(
+                self.distance.info,
+                self.collation,
+                pg_sys::Datum::from(a.as_ptr()),
+                pg_sys::Datum::from(b.as_ptr()),
+            )
+        };
+        f64::from_bits(d.value() as u64)
+    }
+
     /// Distance between two owned values (`a` plays the query).
     pub fn value_distance(&self, a: &Value, b: &Value) -> f64 {
         match b.bytes() {
@@ -684,6 +699,19 @@ impl QueryDistance<'_> {
     /// A NULL query (every distance is 0).
     pub fn is_null(&self) -> bool {
         self.query.is_null()
+    }
+
+    /// `distance(value, query)`: the stored value first, the order ivfflat's scans call the
+    /// distance in (only a mismatch error's wording differs).
+    #[inline]
+    pub fn distance_value_first(&self, value: &[u8]) -> f64 {
+        let Some(q) = self.query.bytes() else {
+            return 0.0;
+        };
+        if let Some(d) = self.support.pair.and_then(|f| f(value, q)) {
+            return d;
+        }
+        self.support.fmgr_pair(value, q)
     }
 
     /// `distance(query, value)` for a stored varlena (header included).

@@ -2,7 +2,7 @@
 //! ([`page_graph`]), changed in pages ([`page_graph_write`]) and passed over by vacuum
 //! ([`page_graph_vacuum`]), and the graph a build keeps in memory ([`memory_graph`]).
 
-pub mod format;
+pub use vector_formats::hnsw as format;
 pub mod memory_graph;
 pub mod page_graph;
 pub mod page_graph_vacuum;

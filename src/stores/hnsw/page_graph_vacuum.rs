@@ -19,8 +19,8 @@
 use crate::am::shared::typeinfo::Value;
 use crate::storage::page::INVALID_BLOCK_NUMBER;
 use crate::storage::{
-    item_pointer_data, AccessStrategy, BlockNumber, Image, ItemPointer, PageRef, ReadMode,
-    Relation, WriteMode,
+    AccessStrategy, BlockNumber, DeadTids, Image, ItemPointer, PageRef, ReadMode, Relation,
+    WriteMode,
 };
 use crate::stores::hnsw::format::{
     tuple_kind, ElementMut, ElementView, NeighborMut, PageOpaque, TupleKind, HEAD_BLKNO,
@@ -28,7 +28,7 @@ use crate::stores::hnsw::format::{
 use crate::stores::hnsw::page_graph::{Element, ElementId, ElementMeta};
 use crate::stores::hnsw::page_graph_write::{read_neighbor_slots, PageGraphWriter};
 use pgrx::pg_sys;
-use std::ffi::c_void;
+
 use vector_hnsw::storage::{
     Duplicate, ElementHeader, EntryPoint, EntryUpdate, GraphLock, NewElement, Slot,
 };
@@ -44,31 +44,6 @@ pub struct PageCursor {
 impl Default for PageCursor {
     fn default() -> Self {
         PageCursor { next: HEAD_BLKNO }
-    }
-}
-
-/// The vacuum callback that tells which heap TIDs are dead.
-pub struct DeadTids {
-    callback: pg_sys::IndexBulkDeleteCallback,
-    state: *mut c_void,
-}
-
-impl DeadTids {
-    /// # Safety
-    ///
-    /// `callback` and `state` are what Postgres passed to `ambulkdelete`, used only during it.
-    pub unsafe fn new(callback: pg_sys::IndexBulkDeleteCallback, state: *mut c_void) -> Self {
-        DeadTids { callback, state }
-    }
-
-    fn is_dead(&self, tid: ItemPointer) -> bool {
-        let Some(callback) = self.callback else {
-            return false;
-        };
-        let mut data = item_pointer_data(tid);
-        // SAFETY: the callback and its state come from ambulkdelete (new's contract); it only
-        // reads the TID.
-        unsafe { callback(&raw mut data, self.state) }
     }
 }
 
@@ -179,24 +154,6 @@ fn next_page(page: &PageRef<'_>) -> BlockNumber {
     PageOpaque::next_of(page.special())
 }
 
-/// `vacuum_delay_point`, between pages.
-fn delay_point() {
-    // SAFETY: called with no buffer locked; it may sleep or raise a cancel ERROR.
-    unsafe { vacuum_delay_point() }
-}
-
-#[cfg(feature = "pg15")]
-unsafe fn vacuum_delay_point() {
-    // SAFETY: per the caller.
-    unsafe { pg_sys::vacuum_delay_point() }
-}
-
-#[cfg(not(feature = "pg15"))]
-unsafe fn vacuum_delay_point() {
-    // SAFETY: per the caller.
-    unsafe { pg_sys::vacuum_delay_point(false) }
-}
-
 impl GraphStore for VacuumGraph {
     type Id = ElementId;
     type Meta = ElementMeta;
@@ -297,7 +254,7 @@ impl VacuumStore for VacuumGraph {
         if block == INVALID_BLOCK_NUMBER {
             return false;
         }
-        delay_point();
+        crate::storage::vacuum_delay_point();
         let rel = self.rel();
         let page = rel.read_page_with(block, ReadMode::Exclusive, &self.strategy);
         let mut guard = rel.begin_write(WriteMode::Wal);
@@ -351,7 +308,7 @@ impl VacuumStore for VacuumGraph {
         if block == INVALID_BLOCK_NUMBER {
             return false;
         }
-        delay_point();
+        crate::storage::vacuum_delay_point();
         let rel = self.rel();
         let guard = rel.read_page_with(block, ReadMode::Shared, &self.strategy);
         let page = guard.page();
@@ -383,7 +340,7 @@ impl VacuumStore for VacuumGraph {
         let mut insert_page = INVALID_BLOCK_NUMBER;
         let mut block = HEAD_BLKNO;
         while block != INVALID_BLOCK_NUMBER {
-            delay_point();
+            crate::storage::vacuum_delay_point();
             let (next, has_deleted) = self.mark_page_deleted(block);
             if has_deleted && insert_page == INVALID_BLOCK_NUMBER {
                 insert_page = block;

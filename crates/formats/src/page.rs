@@ -2,7 +2,7 @@
 //! byte slices.
 //!
 //! Nothing here calls Postgres: this module reads pages that the guards in
-//! [`crate::storage`] hand out, and it can be used (and tested) outside a backend. Integers are
+//! the extension's storage module hands out, and it can be used (and tested) outside a backend. Integers are
 //! in the machine's byte order, as Postgres writes them.
 //!
 //! [`init`] and [`add_item`] re-implement `PageInit` and an appending `PageAddItem` for code that
@@ -493,7 +493,6 @@ pub fn add_item(page: &mut [u8], item: &[u8]) -> Option<OffsetNumber> {
 
 /// Reads the pages of a `.pages` test fixture (`tests/fixtures/pgvector-hnsw`): a "page N"
 /// line starts each page, other lines are "OFFSET HEX" rows, and bytes not listed are zero.
-#[cfg(any(test, feature = "pg_test"))]
 pub fn fixture_pages(text: &str) -> Vec<Vec<u8>> {
     let mut pages: Vec<Vec<u8>> = Vec::new();
     for line in text.lines() {

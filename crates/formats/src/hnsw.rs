@@ -2,7 +2,7 @@
 //!
 //! Plain Rust over byte slices: nothing here calls Postgres, so indexes built by pgvector are
 //! read as they are and pages written here are read by pgvector. The generic page frame (header,
-//! line pointers, TIDs) is in [`crate::storage::page`]; this module covers what pgvector puts in
+//! line pointers, TIDs) is in [`crate::page`]; this module covers what pgvector puts in
 //! it.
 //!
 //! # Layout
@@ -28,7 +28,7 @@
 //! said) are zero, its heap TIDs and neighbor slots are invalid, and the version of both tuples
 //! has moved on ([`next_version`]). Inserts later overwrite such slots in place.
 
-use crate::storage::page::{
+use crate::page::{
     maxalign, read_u16, read_u32, write_u16, write_u32, BlockNumber, ChainOpaque, ItemPointer,
     OffsetNumber, BLCKSZ, INVALID_BLOCK_NUMBER, INVALID_OFFSET_NUMBER, ITEM_ID_SIZE,
     ITEM_POINTER_SIZE, PAGE_HEADER_SIZE,
@@ -65,7 +65,7 @@ pub const MIN_M: usize = 2;
 pub const MAX_M: usize = 100;
 
 /// `sizeof(HnswPageOpaqueData)`.
-pub const OPAQUE_SIZE: usize = crate::storage::page::CHAIN_OPAQUE_SIZE;
+pub const OPAQUE_SIZE: usize = crate::page::CHAIN_OPAQUE_SIZE;
 /// `sizeof(HnswMetaPageData)`.
 pub const META_SIZE: usize = 28;
 /// `pd_lower` of the metapage: the end of [`MetaPage`].
@@ -739,7 +739,7 @@ impl<'a> NeighborMut<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::page::{self, PageRef, FIRST_OFFSET_NUMBER};
+    use crate::page::{self, PageRef, FIRST_OFFSET_NUMBER};
     use std::collections::{BTreeMap, BTreeSet};
 
     #[test]

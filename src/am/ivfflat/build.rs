@@ -1,0 +1,632 @@
+//! `ambuild` and `ambuildempty`: building an index, as pgvector 0.8.6 does.
+//!
+//! 1. Checks (type, dimensions, options) and the memory the build will hold, against
+//!    `maintenance_work_mem`, counted as pgvector counts it ([`vector_ivf::memory`]).
+//! 2. "performing k-means": a sample of the table's rows, chosen as ANALYZE chooses them
+//!    (Postgres's block sampler, then reservoir sampling), normalized for spherical k-means;
+//!    then the centers ([`vector_ivf::kmeans`]). An empty sample (an empty table, the INIT fork
+//!    of an unlogged table) gives random centers; fewer samples than lists give pgvector's
+//!    NOTICE.
+//! 3. The metapage and the list pages, in list order.
+//! 4. "assigning tuples": every row's value (normalized for cosine operator classes, which do
+//!    not index values of norm 0) goes into Postgres's tuplesort keyed by its nearest list.
+//! 5. "loading tuples": each list's entries, in sort order, fill a chain of new pages; the
+//!    list then records its first and last page.
+//!
+//! Every page goes through generic WAL as it is written (as in pgvector); the INIT fork of an
+//! unlogged index is logged once at the end. Parallel builds are not implemented yet: the
+//! build runs in the leader alone.
+
+use crate::am::ivfflat::insert::index_value;
+use crate::am::ivfflat::options;
+use crate::am::shared::sort::Tuplesort;
+use crate::am::shared::typeinfo::{self, Method, Support, TypeInfo, Value, ValueKind};
+use crate::storage::{
+    item_pointer_data, item_pointer_from, Fork, Image, ItemPointer, PageWriteGuard, Relation,
+    WriteMode,
+};
+use crate::stores::ivfflat::format::{
+    encode_list_tuple, list_tuple_size, new_opaque, MetaPage, META_PD_LOWER, OPAQUE_SIZE,
+};
+use crate::stores::ivfflat::lists;
+use pgrx::{pg_guard, pg_sys, PgMemoryContexts};
+use std::ffi::c_void;
+use vector_formats::page::{maxalign, ChainOpaque, INVALID_BLOCK_NUMBER};
+use vector_formats::varlena::{header_4b, read_bit, read_halfvec, read_vector};
+use vector_ivf::{kmeans, memory, Random, Space};
+
+/// pgvector's `PROGRESS_IVFFLAT_PHASE_KMEANS`.
+pub const PHASE_KMEANS: i64 = 2;
+/// pgvector's `PROGRESS_IVFFLAT_PHASE_ASSIGN`.
+pub const PHASE_ASSIGN: i64 = 3;
+/// pgvector's `PROGRESS_IVFFLAT_PHASE_LOAD`.
+pub const PHASE_LOAD: i64 = 4;
+
+fn report_progress(param: u32, value: i64) {
+    // SAFETY: updates this backend's progress slot; a no-op when no command is tracked.
+    unsafe { pg_sys::pgstat_progress_update_param(param as i32, value) }
+}
+
+/// `maintenance_work_mem` in kB.
+fn maintenance_work_mem_kb() -> usize {
+    // SAFETY: a plain int GUC of the server, read by value.
+    usize::try_from(unsafe { pg_sys::maintenance_work_mem }).unwrap_or(0)
+}
+
+/// Raises pgvector's error when `total` bytes exceed `maintenance_work_mem`.
+fn check_memory(total: Result<usize, memory::Overflow>) -> usize {
+    let total =
+        total.unwrap_or_else(|_| pgrx::error!("requested shared memory size overflows size_t"));
+    if let Some((required, limit)) = memory::exceeds(total, maintenance_work_mem_kb()) {
+        pgrx::ereport!(
+            ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+            format!("memory required is {required} MB, maintenance_work_mem is {limit} MB")
+        );
+    }
+    total
+}
+
+/// The backend's random numbers (its global generator, as pgvector uses).
+struct BackendRandom;
+
+impl Random for BackendRandom {
+    fn double(&mut self) -> f64 {
+        // SAFETY: the backend's generator, used only from this thread.
+        unsafe { pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state) }
+    }
+    fn uint32(&mut self) -> u32 {
+        // SAFETY: as above.
+        unsafe { pg_sys::pg_prng_uint32(&raw mut pg_sys::pg_global_prng_state) }
+    }
+}
+
+/// The operator class's values as k-means sees them: its k-means distance and norm (support
+/// functions 3 and 4) and the type's center helpers.
+struct KmeansSpace<'a> {
+    kind: ValueKind,
+    dimensions: usize,
+    kmeans: &'a Support,
+    /// Support function 2 (cosine): centers must not have norm 0.
+    search: &'a Support,
+}
+
+impl Space for KmeansSpace<'_> {
+    type Point = Value;
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn distance(&self, a: &Value, b: &Value) -> f64 {
+        self.kmeans.value_distance(a, b)
+    }
+
+    fn spherical(&self) -> bool {
+        self.kmeans.normalizes()
+    }
+
+    fn normalize(&self, point: &Value) -> Value {
+        self.kmeans.normalized(point)
+    }
+
+    fn add_to(&self, point: &Value, sums: &mut [f32]) {
+        let bytes = point.bytes().expect("a sample or center is not NULL");
+        match self.kind {
+            ValueKind::Vector => {
+                let v = read_vector(bytes).expect("a checked vector");
+                for (s, x) in sums.iter_mut().zip(v.x) {
+                    *s += *x;
+                }
+            }
+            ValueKind::Halfvec => {
+                let v = read_halfvec(bytes).expect("a checked halfvec");
+                for (s, x) in sums.iter_mut().zip(v.x) {
+                    *s += x.to_f32();
+                }
+            }
+            ValueKind::Bit => {
+                let v = read_bit(bytes).expect("a checked bit string");
+                for (i, s) in sums.iter_mut().enumerate().take(v.bit_len as usize) {
+                    if v.bytes[i / 8] & (0x80 >> (i % 8)) != 0 {
+                        *s += 1.0;
+                    }
+                }
+            }
+            ValueKind::Sparsevec => unreachable!("ivfflat has no sparsevec operator class"),
+        }
+    }
+
+    fn point_from(&self, x: &[f32]) -> Value {
+        let d = self.dimensions;
+        let mut bytes;
+        match self.kind {
+            ValueKind::Vector => {
+                bytes = vec![0u8; 8 + 4 * d];
+                bytes[4..6].copy_from_slice(&(d as i16).to_ne_bytes());
+                for (i, v) in x.iter().enumerate() {
+                    bytes[8 + 4 * i..12 + 4 * i].copy_from_slice(&v.to_ne_bytes());
+                }
+            }
+            ValueKind::Halfvec => {
+                bytes = vec![0u8; 8 + 2 * d];
+                bytes[4..6].copy_from_slice(&(d as i16).to_ne_bytes());
+                for (i, v) in x.iter().enumerate() {
+                    let h = half::f16::from_f32(*v);
+                    bytes[8 + 2 * i..10 + 2 * i].copy_from_slice(&h.to_bits().to_ne_bytes());
+                }
+            }
+            ValueKind::Bit => {
+                bytes = vec![0u8; 8 + d.div_ceil(8)];
+                bytes[4..8].copy_from_slice(&(d as i32).to_ne_bytes());
+                for (i, v) in x.iter().enumerate() {
+                    if *v > 0.5 {
+                        bytes[8 + i / 8] |= 0x80 >> (i % 8);
+                    }
+                }
+            }
+            ValueKind::Sparsevec => unreachable!("ivfflat has no sparsevec operator class"),
+        }
+        let len = bytes.len();
+        bytes[..4].copy_from_slice(&header_4b(len));
+        Value::from_bytes(&bytes)
+    }
+
+    fn center_norm(&self, point: &Value) -> Option<f64> {
+        self.search.norm_of(point)
+    }
+}
+
+/// Bytes of one value of `dimensions` (pgvector's `itemSize`, before alignment).
+fn item_size(kind: ValueKind, dimensions: usize) -> usize {
+    match kind {
+        ValueKind::Vector => 8 + 4 * dimensions,
+        ValueKind::Halfvec => 8 + 2 * dimensions,
+        ValueKind::Bit => 8 + dimensions.div_ceil(8),
+        ValueKind::Sparsevec => unreachable!("ivfflat has no sparsevec operator class"),
+    }
+}
+
+/// State shared with the heap scan callbacks.
+struct BuildState<'a> {
+    search: &'a Support,
+    kmeans: &'a Support,
+    /// Sampling.
+    samples: Vec<Value>,
+    target_samples: usize,
+    sample_rows: f64,
+    rows_to_skip: f64,
+    reservoir: pg_sys::ReservoirStateData,
+    /// Assignment.
+    centers: Vec<Value>,
+    sort: Option<Tuplesort>,
+    indexed: i64,
+    /// Reset after each tuple.
+    tmp_ctx: PgMemoryContexts,
+}
+
+/// `ambuild`.
+#[pg_guard]
+pub unsafe extern "C-unwind" fn build(
+    heap: pg_sys::Relation,
+    index: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
+) -> *mut pg_sys::IndexBuildResult {
+    // SAFETY: Postgres hands ambuild the open, locked heap and index for the whole call.
+    let (reltuples, indtuples) = unsafe { build_index(Some(heap), index, index_info, Fork::Main) };
+    // SAFETY: a zeroed IndexBuildResult in the current memory context, returned to Postgres.
+    unsafe {
+        let result = pg_sys::palloc0(std::mem::size_of::<pg_sys::IndexBuildResult>())
+            .cast::<pg_sys::IndexBuildResult>();
+        (*result).heap_tuples = reltuples;
+        (*result).index_tuples = indtuples as f64;
+        result
+    }
+}
+
+/// `ambuildempty`: the INIT fork of an unlogged index, with random centers and empty lists.
+#[pg_guard]
+pub unsafe extern "C-unwind" fn build_empty(index: pg_sys::Relation) {
+    // SAFETY: Postgres hands ambuildempty the open, locked index; BuildIndexInfo describes it.
+    unsafe {
+        let info = pg_sys::BuildIndexInfo(index);
+        build_index(None, index, info, Fork::Init);
+    }
+}
+
+/// The build of the index into `fork`; with no heap (the INIT fork), an empty index.
+///
+/// # Safety
+///
+/// `heap` (if any) and `index` are open and locked for the call; `index_info` describes the
+/// index.
+unsafe fn build_index(
+    heap: Option<pg_sys::Relation>,
+    index: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
+    fork: Fork,
+) -> (f64, i64) {
+    // SAFETY: per the contract.
+    let rel = unsafe { Relation::from_raw(index, fork) };
+    let search = Support::for_index(rel, Method::Ivfflat);
+    let kmeans = Support::with_procs(rel, Method::Ivfflat, 3, 4);
+    let type_info: &TypeInfo = search.type_info();
+    let dimensions = typeinfo::check_build_column(rel, type_info, Method::Ivfflat) as usize;
+    let lists = options::lists(rel);
+    if kmeans.normalizes() && dimensions == 1 {
+        pgrx::ereport!(
+            ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            "dimensions must be greater than one for this opclass"
+        );
+    }
+    let item = item_size(type_info.kind, dimensions);
+    let centers_size = check_memory(memory::vector_array_size(lists, item));
+
+    // Sampling and k-means.
+    report_progress(pg_sys::PROGRESS_CREATEIDX_SUBPHASE, PHASE_KMEANS);
+    // SAFETY: the heap is open (contract).
+    let heap_blocks = heap.map_or(0, |h| unsafe {
+        Relation::from_raw(h, Fork::Main).nblocks() as usize
+    });
+    let target_samples = if heap.is_some() {
+        memory::sample_count(lists, heap_blocks)
+    } else {
+        1
+    };
+    let samples_size = check_memory(
+        memory::vector_array_size(target_samples, item)
+            .and_then(|s| s.checked_add(centers_size).ok_or(memory::Overflow)),
+    );
+    let mut state = BuildState {
+        search: &search,
+        kmeans: &kmeans,
+        samples: Vec::new(),
+        target_samples,
+        sample_rows: 0.0,
+        rows_to_skip: -1.0,
+        // SAFETY: a plain C struct, initialized by reservoir_init_selection_state before use.
+        reservoir: unsafe { std::mem::zeroed() },
+        centers: Vec::new(),
+        sort: None,
+        indexed: 0,
+        tmp_ctx: PgMemoryContexts::new("Ivfflat build temporary context"),
+    };
+    if let Some(heap) = heap {
+        // SAFETY: per the contract.
+        unsafe { sample_rows(&mut state, heap, index, index_info, heap_blocks) };
+        if kmeans.normalizes() {
+            state.samples = state.samples.iter().map(|s| kmeans.normalized(s)).collect();
+        }
+        if state.samples.len() < lists {
+            pg_sys::panic::ErrorReport::new(
+                pgrx::PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+                "ivfflat index created with little data",
+                "build",
+            )
+            .set_detail("This will cause low recall.")
+            .set_hint("Drop the index until the table has more data.")
+            .report(pgrx::PgLogLevel::NOTICE);
+        }
+    }
+    if !state.samples.is_empty() {
+        let n = state.samples.len();
+        check_memory(
+            memory::kmeans_size(lists, n, dimensions, item)
+                .and_then(|k| k.checked_add(samples_size).ok_or(memory::Overflow)),
+        );
+    }
+    let space = KmeansSpace {
+        kind: type_info.kind,
+        dimensions,
+        kmeans: &kmeans,
+        search: &search,
+    };
+    let centers = kmeans::centers(&space, &state.samples, lists, &mut BackendRandom, || {
+        pgrx::check_for_interrupts!();
+    })
+    .unwrap_or_else(|e| pgrx::error!("{}", e.message()));
+    state.samples = Vec::new();
+    state.centers = centers;
+
+    // The metapage and the list pages.
+    let locations = write_lists(rel, dimensions, &state.centers, item);
+
+    // Assignment.
+    report_progress(pg_sys::PROGRESS_CREATEIDX_SUBPHASE, PHASE_ASSIGN);
+    let (value_type, _) = typeinfo::column_type(rel);
+    state.sort = Some(Tuplesort::by_list(value_type));
+    let reltuples = match heap {
+        // SAFETY: per the contract; the callback gets `state` back during this call only.
+        Some(heap) => unsafe {
+            pg_sys::table_index_build_scan(
+                heap,
+                index,
+                index_info,
+                true,
+                true,
+                Some(assign_callback),
+                (&raw mut state).cast::<c_void>(),
+                std::ptr::null_mut(),
+            )
+        },
+        None => 0.0,
+    };
+
+    // Loading.
+    report_progress(pg_sys::PROGRESS_CREATEIDX_SUBPHASE, PHASE_LOAD);
+    report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_TOTAL, state.indexed);
+    let mut sort = state.sort.take().expect("made above");
+    sort.perform();
+    load_lists(rel, &mut sort, &locations);
+    drop(sort);
+    let indexed = state.indexed;
+    drop(state);
+    if fork == Fork::Init {
+        rel.log_newpage_range();
+    }
+    (reltuples, indexed)
+}
+
+/// ANALYZE's sample of rows: Postgres's block sampler picks blocks, each block's rows go
+/// through reservoir sampling (pgvector's `SampleRows`).
+///
+/// # Safety
+///
+/// As for [`build_index`], with the heap present.
+unsafe fn sample_rows(
+    state: &mut BuildState<'_>,
+    heap: pg_sys::Relation,
+    index: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
+    heap_blocks: usize,
+) {
+    let target = state.target_samples as i32;
+    // SAFETY: a plain C struct that BlockSampler_Init fills; the reservoir state is the
+    // build state's, initialized here; each range scan reads one block and calls back with
+    // `state` during the call only.
+    unsafe {
+        let mut sampler: pg_sys::BlockSamplerData = std::mem::zeroed();
+        let seed = pg_sys::pg_prng_uint32(&raw mut pg_sys::pg_global_prng_state);
+        pg_sys::BlockSampler_Init(
+            &mut sampler,
+            heap_blocks as pg_sys::BlockNumber,
+            target,
+            seed,
+        );
+        pg_sys::reservoir_init_selection_state(&mut state.reservoir, target);
+        while pg_sys::BlockSampler_HasMore(&mut sampler) {
+            let block = pg_sys::BlockSampler_Next(&mut sampler);
+            pg_sys::table_index_build_range_scan(
+                heap,
+                index,
+                index_info,
+                false,
+                false,
+                false,
+                block,
+                1,
+                Some(sample_callback),
+                (state as *mut BuildState<'_>).cast::<c_void>(),
+                std::ptr::null_mut(),
+            );
+        }
+    }
+}
+
+/// Runs `f` in the build's temporary context, reset after it (detoasting allocates).
+fn in_tmp_context<T>(state: &mut BuildState<'_>, f: impl FnOnce(&mut BuildState<'_>) -> T) -> T {
+    let ctx = state.tmp_ctx.value();
+    // SAFETY: the context is the build's, alive for the whole build; everything kept is Rust
+    // memory, so resetting it frees only what Postgres allocated for this tuple.
+    unsafe {
+        let result = PgMemoryContexts::For(ctx).switch_to(|_| f(state));
+        pg_sys::MemoryContextReset(ctx);
+        result
+    }
+}
+
+/// Range scan callback of the sampling: one heap tuple.
+#[pg_guard]
+unsafe extern "C-unwind" fn sample_callback(
+    _index: pg_sys::Relation,
+    _tid: pg_sys::ItemPointer,
+    values: *mut pg_sys::Datum,
+    isnull: *mut bool,
+    _tuple_is_alive: bool,
+    state: *mut c_void,
+) {
+    // SAFETY: state is the BuildState the build passed, alive and not otherwise borrowed
+    // during the scan; values and isnull have one entry (one key column).
+    let (state, datum, is_null) =
+        unsafe { (&mut *state.cast::<BuildState<'_>>(), *values, *isnull) };
+    if is_null {
+        return;
+    }
+    in_tmp_context(state, |state| {
+        // SAFETY: a non-NULL value of the indexed column's type.
+        let value = unsafe { Value::from_datum(datum) };
+        // Spherical k-means needs unit vectors: values that cannot be normalized are left out.
+        let normalizable = state.kmeans.norm_of(&value).is_none_or(|n| n > 0.0);
+        if !normalizable {
+            return;
+        }
+        if state.samples.len() < state.target_samples {
+            state.samples.push(value);
+        } else {
+            let target = state.target_samples as i32;
+            if state.rows_to_skip < 0.0 {
+                // SAFETY: the reservoir state was initialized by sample_rows.
+                state.rows_to_skip = unsafe {
+                    pg_sys::reservoir_get_next_S(&mut state.reservoir, state.sample_rows, target)
+                };
+            }
+            if state.rows_to_skip <= 0.0 {
+                // SAFETY: as above.
+                let fract = unsafe { pg_sys::sampler_random_fract(&mut state.reservoir.randstate) };
+                let k = (f64::from(target) * fract) as usize;
+                let last = state.samples.len() - 1;
+                state.samples[k.min(last)] = value;
+            }
+            state.rows_to_skip -= 1.0;
+        }
+        state.sample_rows += 1.0;
+    });
+}
+
+/// Heap scan callback of the assignment: one heap tuple into the sort, keyed by its list.
+#[pg_guard]
+unsafe extern "C-unwind" fn assign_callback(
+    _index: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    values: *mut pg_sys::Datum,
+    isnull: *mut bool,
+    _tuple_is_alive: bool,
+    state: *mut c_void,
+) {
+    // SAFETY: as in sample_callback; tid points to the tuple's TID.
+    let (state, datum, is_null, tid) = unsafe {
+        (
+            &mut *state.cast::<BuildState<'_>>(),
+            *values,
+            *isnull,
+            item_pointer_from(tid),
+        )
+    };
+    if is_null {
+        return;
+    }
+    in_tmp_context(state, |state| {
+        // SAFETY: a non-NULL value of the indexed column's type.
+        let Some(value) = (unsafe { index_value(state.search, datum) }) else {
+            return;
+        };
+        let query = state.search.prepare(&value);
+        let list = vector_ivf::assign::nearest_list(
+            state
+                .centers
+                .iter()
+                .map(|c| query.distance(c.bytes().expect("a center"))),
+        );
+        let mut tid = item_pointer_data(tid);
+        let bytes = value.bytes().expect("not NULL");
+        state.sort.as_mut().expect("made before the scan").put(&[
+            pg_sys::Datum::from(list as i32),
+            pg_sys::Datum::from(&raw mut tid),
+            pg_sys::Datum::from(bytes.as_ptr()),
+        ]);
+        state.indexed += 1;
+    });
+}
+
+/// Writes the metapage and the list tuples (with no pages yet); returns each list's place.
+fn write_lists(
+    rel: Relation,
+    dimensions: usize,
+    centers: &[Value],
+    item: usize,
+) -> Vec<ItemPointer> {
+    let mut guard = rel.begin_write(WriteMode::Wal);
+    let slot = guard.add_new_page(OPAQUE_SIZE);
+    {
+        let mut page = guard.page_mut(slot);
+        new_opaque().encode(page.special_mut());
+        MetaPage::new(dimensions as u16, centers.len() as u16).encode(page.contents_mut());
+        page.set_lower(META_PD_LOWER as u16);
+    }
+    guard.commit();
+
+    let size = list_tuple_size(maxalign(item));
+    let mut guard = rel.begin_write(WriteMode::Wal);
+    let mut slot = new_chain_page(&mut guard);
+    let mut locations = Vec::with_capacity(centers.len());
+    for center in centers {
+        if guard.page(slot).free_space() < size {
+            (guard, slot) = append_page(rel, guard, slot);
+        }
+        let tuple = encode_list_tuple(
+            INVALID_BLOCK_NUMBER,
+            INVALID_BLOCK_NUMBER,
+            center.bytes().expect("a center"),
+            size,
+        );
+        let Some(offset) = guard.page_mut(slot).add_item(&tuple) else {
+            pgrx::error!("failed to add index item to \"{}\"", rel.name());
+        };
+        locations.push(ItemPointer::new(guard.block(slot), offset));
+    }
+    guard.commit();
+    locations
+}
+
+/// Adds a new page to `guard` with the ivfflat special space; returns its slot.
+fn new_chain_page(guard: &mut PageWriteGuard) -> usize {
+    let slot = guard.add_new_page(OPAQUE_SIZE);
+    new_opaque().encode(guard.page_mut(slot).special_mut());
+    slot
+}
+
+/// pgvector's `IvfflatAppendPage`: a new page linked after the one in `slot`, both written in
+/// one record; the new page stays locked in a new record, which is returned with its slot.
+fn append_page(rel: Relation, mut guard: PageWriteGuard, slot: usize) -> (PageWriteGuard, usize) {
+    let new_slot = new_chain_page(&mut guard);
+    let new_block = guard.block(new_slot);
+    ChainOpaque::set_next_blkno(guard.page_mut(slot).special_mut(), new_block);
+    let mut held = guard.commit();
+    let page = held.take(new_slot).expect("the new page was registered");
+    drop(held);
+    let mut guard = rel.begin_write(WriteMode::Wal);
+    let slot = guard.register(page, Image::Full);
+    (guard, slot)
+}
+
+/// Writes every list's entries from the sort (in list order) into a chain of new pages, and
+/// records each list's first and last page.
+fn load_lists(rel: Relation, sort: &mut Tuplesort, locations: &[ItemPointer]) {
+    let mut pending: Option<(i32, ItemPointer, Vec<u8>)> = None;
+    let next_tuple = |sort: &mut Tuplesort| -> Option<(i32, ItemPointer, Vec<u8>)> {
+        let values = sort.next_tuple()?;
+        let list = values[0].value() as i32;
+        // SAFETY: the second column is a tid by reference into the sort's slot.
+        let tid = unsafe { item_pointer_from(values[1].cast_mut_ptr()) };
+        let tuple = crate::stores::ivfflat::entries::form_tuple(rel, values[2], tid);
+        Some((list, tid, tuple))
+    };
+    let mut inserted = 0i64;
+    for (list, location) in locations.iter().enumerate() {
+        pgrx::check_for_interrupts!();
+        let mut guard = rel.begin_write(WriteMode::Wal);
+        let mut slot = new_chain_page(&mut guard);
+        let start = guard.block(slot);
+        loop {
+            if pending.is_none() {
+                pending = next_tuple(sort);
+            }
+            let Some((l, _, tuple)) = pending.as_ref() else {
+                break;
+            };
+            if *l != list as i32 {
+                break;
+            }
+            if guard.page(slot).free_space() < maxalign(tuple.len()) {
+                (guard, slot) = append_page(rel, guard, slot);
+            }
+            if guard.page_mut(slot).add_item(tuple).is_none() {
+                pgrx::error!("failed to add index item to \"{}\"", rel.name());
+            }
+            inserted += 1;
+            report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, inserted);
+            pending = None;
+        }
+        let insert_page = guard.block(slot);
+        guard.commit();
+        lists::update_list(
+            rel,
+            WriteMode::Wal,
+            *location,
+            insert_page,
+            INVALID_BLOCK_NUMBER,
+            start,
+        );
+    }
+}
