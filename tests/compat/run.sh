@@ -9,6 +9,8 @@
 #  5. The pgvector-built indexes (ivfflat on every operator class, hnsw) take inserts, deletes,
 #     VACUUM and REINDEX on our library; exact scans (probes = lists) then match a sequential
 #     scan, and DROP INDEX works.
+#  6. The catalog of a database whose extension pgvector created and ours updated equals that
+#     of a fresh CREATE EXTENSION on ours (pg_dump --schema-only).
 # Usage: tests/compat/run.sh WORKDIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -97,6 +99,54 @@ for round in "after inserts, deletes and VACUUM" "after REINDEX"; do
 done
 sql "$OURS" -q -c "DROP INDEX vec_ivf_ip" -c "DROP INDEX hvec_ivf_l2" -c "DROP INDEX bits_ivf"
 echo "   DROP INDEX works"
+
+echo "-- the extension's catalog: upgraded from pgvector 0.8.6 = fresh install"
+# Binary-upgrade mode dumps the extension's member objects one by one; the object ids it
+# preserves and the dump's session settings are left out.
+dump_schema() {
+  "$OURS/bin/pg_dump" -h "$work/cluster" -p $port -U postgres --schema-only --binary-upgrade \
+    --no-owner "$1" | grep -v -E '^(--|SET |SELECT pg_catalog.set_config|\\(un)?restrict )' \
+    | grep -v binary_upgrade | sed '/^$/d'
+}
+server stop "$OURS"
+server start "$PGVECTOR"
+sql "$PGVECTOR" -q -c "CREATE DATABASE compat_upgraded"
+sql "$PGVECTOR" -d compat_upgraded -q -c "CREATE EXTENSION vector"
+server stop "$PGVECTOR"
+server start "$OURS"
+sql "$OURS" -d compat_upgraded -q -c "ALTER EXTENSION vector UPDATE"
+sql "$OURS" -q -c "CREATE DATABASE compat_fresh"
+sql "$OURS" -d compat_fresh -q -c "CREATE EXTENSION vector"
+diff <(dump_schema compat_fresh) <(dump_schema compat_upgraded) > "$work/catalog.diff" || {
+  echo "FAIL: the catalogs differ (< fresh, > upgraded):"; head -40 "$work/catalog.diff"; exit 1; }
+echo "   identical ($(dump_schema compat_fresh | grep -c '^CREATE') CREATE statements)"
+# A cluster created by this library before 0.8.6.2 has no ivfflat objects: made here from a
+# fresh install by removing them and marking the extension 0.8.6.1; the update adds them back.
+sql "$OURS" -q -c "CREATE DATABASE compat_ours_0861"
+sql "$OURS" -d compat_ours_0861 -q <<'SQL'
+CREATE EXTENSION vector;
+DO $$
+DECLARE o record;
+BEGIN
+  FOR o IN SELECT opcname FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod WHERE amname = 'ivfflat' LOOP
+    EXECUTE format('ALTER EXTENSION vector DROP OPERATOR CLASS %I USING ivfflat', o.opcname);
+    EXECUTE format('ALTER EXTENSION vector DROP OPERATOR FAMILY %I USING ivfflat', o.opcname);
+    EXECUTE format('DROP OPERATOR FAMILY %I USING ivfflat', o.opcname);
+  END LOOP;
+END $$;
+ALTER EXTENSION vector DROP ACCESS METHOD ivfflat;
+DROP ACCESS METHOD ivfflat;
+ALTER EXTENSION vector DROP FUNCTION ivfflathandler(internal);
+ALTER EXTENSION vector DROP FUNCTION ivfflat_halfvec_support(internal);
+ALTER EXTENSION vector DROP FUNCTION ivfflat_bit_support(internal);
+DROP FUNCTION ivfflathandler(internal), ivfflat_halfvec_support(internal), ivfflat_bit_support(internal);
+UPDATE pg_extension SET extversion = '0.8.6.1' WHERE extname = 'vector';
+SQL
+sql "$OURS" -d compat_ours_0861 -q -c "ALTER EXTENSION vector UPDATE"
+diff <(dump_schema compat_fresh) <(dump_schema compat_ours_0861) > "$work/catalog-0861.diff" || {
+  echo "FAIL: 0.8.6.1 without ivfflat, updated, differs from a fresh install:"
+  head -40 "$work/catalog-0861.diff"; exit 1; }
+echo "   identical for an earlier install of ours without ivfflat, updated"
 server stop "$OURS"
 
 echo "-- binary COPY: our export into pgvector 0.8.6"
