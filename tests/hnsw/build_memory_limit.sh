@@ -10,7 +10,7 @@
 # Usage: tests/hnsw/build_memory_limit.sh [WORKDIR]   (OURS=..., PGVECTOR=..., PORT_OURS, PORT_PGVECTOR)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-build-memory.XXXXXX)}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
 
 # build LIB TABLE: the build's messages in $work/TABLE.msg, progress samples in TABLE.progress.

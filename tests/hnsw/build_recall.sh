@@ -15,7 +15,7 @@
 # Usage: tests/hnsw/build_recall.sh [WORKDIR]   (OURS=..., PGVECTOR=..., PORT_OURS, PORT_PGVECTOR)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-build-recall.XXXXXX)}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
 
 # name  type-of-queries  operator  opclass  WITH

@@ -17,7 +17,7 @@
 # Usage: tests/hnsw/crash_recovery.sh [WORKDIR]   (OURS=..., PORT_OURS)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-crash.XXXXXX)}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
 seconds=${CRASH_AFTER:-3}
 

@@ -10,7 +10,7 @@
 # Usage: tests/hnsw/insert_recall.sh [WORKDIR]   (OURS=..., PGVECTOR=..., PORT_OURS, PORT_PGVECTOR)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-insert-recall.XXXXXX)}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
 sessions=4
 rows=12000

