@@ -19,8 +19,13 @@ demo: setup install start
 setup:
 	@scripts/setup.sh
 
+# make install PG_CONFIG=/path/to/pg_config: build for that server's major version and install
+# into its directories (default: the project-local PostgreSQL 18.6).
+PG_CONFIG ?= $(PG18)/bin/pg_config
+PG_MAJOR = $(shell $(PG_CONFIG) --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+
 install:
-	cargo pgrx install --release --pg-config $(PG18)/bin/pg_config
+	cargo pgrx install --release --pg-config $(PG_CONFIG) --no-default-features --features pg$(PG_MAJOR)
 
 install-pg15:
 	cargo pgrx install --release --pg-config $(PG15)/bin/pg_config --no-default-features --features pg15

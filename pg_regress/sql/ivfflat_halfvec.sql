@@ -67,6 +67,15 @@ CREATE TABLE d (val halfvec(4000));
 CREATE INDEX ON d USING ivfflat (val halfvec_l2_ops) WITH (lists = 1);
 DROP TABLE d;
 
+-- the largest vectors take an index page each
+CREATE TABLE big (id int, val halfvec(4000));
+INSERT INTO big SELECT i, array_fill(i, ARRAY[4000]) FROM generate_series(0, 2) i;
+CREATE INDEX big_val ON big USING ivfflat (val halfvec_l2_ops) WITH (lists = 1);
+INSERT INTO big VALUES (3, array_fill(3, ARRAY[4000]));
+SELECT id FROM big ORDER BY val <-> array_fill(1.25, ARRAY[4000])::halfvec;
+SELECT pg_relation_size('big_val') / current_setting('block_size')::int AS pages;
+DROP TABLE big;
+
 CREATE TABLE d (val halfvec(4001));
 CREATE INDEX ON d USING ivfflat (val halfvec_l2_ops) WITH (lists = 1);
 CREATE INDEX ON d USING ivfflat (val halfvec_cosine_ops) WITH (lists = 1);
@@ -83,17 +92,17 @@ DROP TABLE d;
 -- memory: 4000 dimensions take as much room per center as 2000 of vector
 SET maintenance_work_mem = '1MB';
 CREATE TABLE d (val halfvec(4000));
+CREATE INDEX ON d USING ivfflat (val halfvec_l2_ops) WITH (lists = 140);
 CREATE INDEX ON d USING ivfflat (val halfvec_l2_ops) WITH (lists = 120);
-CREATE INDEX ON d USING ivfflat (val halfvec_l2_ops) WITH (lists = 100);
 DROP TABLE d;
 RESET maintenance_work_mem;
 
 -- expression index: vector cast to halfvec
 CREATE TABLE e (id int, val vector(2));
-INSERT INTO e VALUES (1, '[1,1]'), (2, '[2.5,-1]'), (3, '[-2,0.5]'), (4, '[0.1,0.1]');
+INSERT INTO e VALUES (1, '[1,1]'), (2, '[2.5,-1]'), (3, '[-2,0.5]'), (4, '[0.1,0.3]');
 CREATE INDEX e_half ON e USING ivfflat ((val::halfvec(2)) halfvec_l2_ops) WITH (lists = 1);
-INSERT INTO e VALUES (5, '[3,3]');
-SELECT id FROM e ORDER BY val::halfvec(2) <-> '[2,2]';
+INSERT INTO e VALUES (5, '[3,2]');
+SELECT id FROM e ORDER BY val::halfvec(2) <-> '[2,2.2]';
 CREATE INDEX e_half_cos ON e USING ivfflat ((val::halfvec(2)) halfvec_cosine_ops) WITH (lists = 1);
 SELECT id FROM e ORDER BY val::halfvec(2) <=> '[1,-0.25]' LIMIT 2;
 DROP TABLE e;

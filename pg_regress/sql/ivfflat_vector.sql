@@ -70,7 +70,7 @@ INSERT INTO cos VALUES
 CREATE INDEX cos_val ON cos USING ivfflat (val vector_cosine_ops) WITH (lists = 2);
 INSERT INTO cos VALUES (7, '[2,2,-1]'), (8, '[0,0,0]'), (9, '[-1,-1,-1]'), (10, NULL);
 SELECT id, val FROM cos ORDER BY val <=> '[1,1,2]';
-SELECT id FROM cos ORDER BY val <=> '[-3,0.5,1]';
+SELECT id FROM cos ORDER BY val <=> '[-3,0.5,1.5]';
 -- a NULL or zero query value: the indexed rows, in no particular order
 SELECT COUNT(*) FROM (SELECT id FROM cos ORDER BY val <=> (SELECT NULL::vector)) s;
 SELECT COUNT(*) FROM (SELECT id FROM cos ORDER BY val <=> '[0,0,0]') s;
@@ -113,9 +113,18 @@ CREATE TABLE d (val vector(16000));
 CREATE INDEX ON d USING ivfflat (val vector_cosine_ops) WITH (lists = 1);
 DROP TABLE d;
 
+-- the largest vectors take an index page each
+CREATE TABLE big (id int, val vector(2000));
+INSERT INTO big SELECT i, array_fill(i, ARRAY[2000]) FROM generate_series(0, 2) i;
+CREATE INDEX big_val ON big USING ivfflat (val) WITH (lists = 1);
+INSERT INTO big VALUES (3, array_fill(3, ARRAY[2000]));
+SELECT id FROM big ORDER BY val <-> array_fill(1.2, ARRAY[2000])::vector;
+SELECT pg_relation_size('big_val') / current_setting('block_size')::int AS pages;
+DROP TABLE big;
+
 -- one dimension: fine for L2, not for the spherical k-means of inner product and cosine
 CREATE TABLE d (id int, val vector(1));
-INSERT INTO d VALUES (1, '[5]'), (2, '[-1]'), (3, '[2.5]'), (4, NULL);
+INSERT INTO d VALUES (1, '[5.5]'), (2, '[-1]'), (3, '[2.5]'), (4, NULL);
 CREATE INDEX d_l2 ON d USING ivfflat (val vector_l2_ops) WITH (lists = 1);
 SELECT id FROM d ORDER BY val <-> '[2]';
 CREATE INDEX ON d USING ivfflat (val vector_ip_ops) WITH (lists = 1);
@@ -148,6 +157,9 @@ CREATE INDEX p_odd ON p USING ivfflat (val vector_l2_ops) WITH (lists = 1) WHERE
 SELECT id FROM p WHERE id % 2 = 1 ORDER BY val <-> '[2.6,-2]';
 INSERT INTO p VALUES (13, '[2.6,-2]'), (14, '[2.6,-2.1]');
 SELECT id FROM p WHERE id % 2 = 1 ORDER BY val <-> '[2.6,-2]' LIMIT 2;
+-- without ORDER BY the index is never the plan, even when sequential scans are disabled
+SELECT COUNT(*) FROM p WHERE id % 2 = 1;
+SELECT id FROM p WHERE id % 2 = 1 AND val <-> '[2.6,-2]' < 1.5 ORDER BY id;
 DROP TABLE p;
 
 -- what ivfflat refuses
@@ -166,6 +178,5 @@ CREATE UNIQUE INDEX ON r USING ivfflat (val);
 CREATE INDEX ON r USING ivfflat (val) INCLUDE (id);
 CREATE INDEX ON r USING ivfflat (val DESC);
 CREATE INDEX ON r USING ivfflat (val NULLS FIRST);
-ALTER TABLE r ADD CONSTRAINT r_excl EXCLUDE USING ivfflat (val WITH <->);
 SELECT COUNT(*) FROM pg_class WHERE relname LIKE 'r\_%' AND relkind = 'i';
 DROP TABLE r;

@@ -447,7 +447,10 @@ impl DeadTids {
     /// # Safety
     ///
     /// `callback` and `state` are what Postgres passed to `ambulkdelete`, used only during it.
-    pub unsafe fn new(callback: pg_sys::IndexBulkDeleteCallback, state: *mut std::ffi::c_void) -> Self {
+    pub unsafe fn new(
+        callback: pg_sys::IndexBulkDeleteCallback,
+        state: *mut std::ffi::c_void,
+    ) -> Self {
         DeadTids { callback, state }
     }
 

@@ -16,7 +16,7 @@ set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-ours-on-pgvector.XXXXXX)}
 . "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
-prefix=$here/pgvector_index_on_ours
+prefix=$(cd "$(dirname "$0")" && pwd)/pgvector_index_on_ours
 
 prelude="SET enable_seqscan = off; SET max_parallel_workers_per_gather = 0; SET client_min_messages = warning;"
 

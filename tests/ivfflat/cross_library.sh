@@ -6,7 +6,8 @@
 #  2. The same data directory on pgvector: identical ids in identical order.
 #  3. On pgvector: 600 inserts and deletes of a tenth of the rows, VACUUM; results recorded;
 #     back on ours: identical. Then the same on ours, read back on pgvector.
-#  4. Exact scans (probes = lists) equal a sequential scan on both libraries.
+#  4. Exact scans (probes = lists) equal a sequential scan on both libraries (but for cosine,
+#     see exact()).
 # Usage: tests/ivfflat/cross_library.sh [WORKDIR]   (OURS=..., PGVECTOR=..., ports)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/ivfflat-cross.XXXXXX)}
@@ -57,10 +58,13 @@ same() {
   n=$(sql "$1" -c "SELECT count(*) FROM results_$2 WHERE cardinality(ids) = 10")
   [ "$n" -ge 1000 ] || fail "only $n full results in $2"
 }
-# exact LIB: probes = lists gives the sequential scan's answer (ties broken by id).
+# exact LIB: probes = lists gives the sequential scan's answer (ties broken by id). Cosine
+# classes are left out: their index orders by the inner product of normalized values, which
+# rounding can put in another order than the cosine distance of the query (on pgvector too).
 exact() {
   for spec in "${indexes[@]}"; do
     set -- "$1" $spec
+    [ "$4" = "<=>" ] && continue
     a=$(sql "$1" -c "SET enable_seqscan = off; SET ivfflat.probes = 30; SELECT md5(string_agg(x::text, ';' ORDER BY q)) FROM (
       SELECT q.id AS q, array(SELECT t.id FROM $2 t ORDER BY t.v $4 q.v, t.id LIMIT 10) AS x FROM q_$2 q) s")
     b=$(sql "$1" -c "SET enable_indexscan = off; SELECT md5(string_agg(x::text, ';' ORDER BY q)) FROM (
