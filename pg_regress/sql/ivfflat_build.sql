@@ -3,9 +3,10 @@
 -- spherical operator classes); the memory check on the centers, the samples and k-means;
 -- unlogged tables and their init fork, SET LOGGED / SET UNLOGGED; REINDEX, also CONCURRENTLY;
 -- CREATE and DROP INDEX CONCURRENTLY; a parallel build; VACUUM after deletes (the space is
--- reused by later inserts); VACUUM FULL; CLUSTER (refused); TRUNCATE, also rolled back. Every
--- scan reads all the lists; page and tuple counts are shown only where they do not depend on the
--- centers (one list, or lists that each fit on their first page).
+-- reused by later inserts); VACUUM FULL; CLUSTER (refused); TRUNCATE, also rolled back; values
+-- stored compressed or out of line; the index scan statistics. Every scan reads all the lists;
+-- page and tuple counts are shown only where they do not depend on the centers (one list, or
+-- lists that each fit on their first page).
 
 CREATE EXTENSION pageinspect;
 SET enable_seqscan = off;
@@ -194,6 +195,38 @@ SELECT substr(get_raw_page('tr_val', 0), 25, 12) AS meta,
 INSERT INTO tr VALUES (4, '[2,2,2]'), (5, '[-1,0,3]');
 SELECT id FROM tr ORDER BY val <-> '[1,1,1]';
 DROP TABLE tr;
+
+-- values stored compressed in the table, query values stored out of line: the build, inserts,
+-- updates that insert new index entries, and scans all work on the plain values
+CREATE TABLE tb (id int, val vector(2000));
+ALTER TABLE tb ALTER COLUMN val SET STORAGE EXTENDED;
+INSERT INTO tb SELECT i, array_fill(i, ARRAY[1000]) || array_fill(3 - i, ARRAY[1000])
+  FROM generate_series(0, 3) i;
+SELECT id, pg_column_size(val) < 1000 AS compressed FROM tb ORDER BY id;
+CREATE INDEX tb_l2 ON tb USING ivfflat (val) WITH (lists = 2);
+CREATE INDEX tb_cos ON tb USING ivfflat (val vector_cosine_ops) WITH (lists = 1);
+CREATE INDEX tb_id ON tb (id);
+INSERT INTO tb VALUES (4, (array_fill(4, ARRAY[1000]) || array_fill(-1, ARRAY[1000]))::vector);
+CREATE TABLE tq (qid int, q vector(2000));
+INSERT INTO tq VALUES
+  (1, array_fill(0.3, ARRAY[1000]) || array_fill(2.6, ARRAY[1000])),
+  (2, array_fill(1.4, ARRAY[1000]) || array_fill(1.7, ARRAY[1000])),
+  (3, array_fill(3.8, ARRAY[1000]) || array_fill(-0.7, ARRAY[1000]));
+SELECT qid, pg_column_size(q) > 8000 AS out_of_line FROM tq ORDER BY qid;
+SET ivfflat.probes = 2;
+SELECT qid, n.id FROM tq
+  CROSS JOIN LATERAL (SELECT id FROM tb ORDER BY val <-> tq.q LIMIT 1) n ORDER BY qid;
+SELECT qid, n.id FROM tq
+  CROSS JOIN LATERAL (SELECT id FROM tb ORDER BY val <=> tq.q LIMIT 1) n ORDER BY qid;
+UPDATE tb SET id = id + 10;
+SELECT qid, n.ids FROM tq CROSS JOIN LATERAL (
+  SELECT array_agg(id) AS ids FROM (SELECT id FROM tb ORDER BY val <-> tq.q LIMIT 2) s) n
+  ORDER BY qid;
+SELECT qid, n.ids FROM tq CROSS JOIN LATERAL (
+  SELECT array_agg(id) AS ids FROM (SELECT id FROM tb ORDER BY val <=> tq.q LIMIT 2) s) n
+  ORDER BY qid;
+SELECT COUNT(*) FROM (SELECT id FROM tb ORDER BY val <=> (SELECT q FROM tq WHERE qid = 1)) s;
+DROP TABLE tb, tq;
 
 -- statistics: one index scan per scan started (rescans included), one tuple read per row
 -- returned
