@@ -288,16 +288,33 @@ impl Relation {
     }
 
     /// Reads `block` into a buffer and pins it, without locking it.
+    #[inline]
     pub fn pin_page(&self, block: BlockNumber) -> PinnedPage {
-        // SAFETY: the relation is open (Relation's contract); if the read fails Postgres raises
-        // an ERROR and its resource owner drops any pin taken on the way.
+        // SAFETY: no strategy.
+        unsafe { self.pin_page_with(block, std::ptr::null_mut()) }
+    }
+
+    /// [`pin_page`](Self::pin_page) with a buffer access strategy (null for none).
+    ///
+    /// # Safety
+    ///
+    /// `strategy` is null or a live strategy of this backend.
+    #[inline]
+    pub(crate) unsafe fn pin_page_with(
+        &self,
+        block: BlockNumber,
+        strategy: pg_sys::BufferAccessStrategy,
+    ) -> PinnedPage {
+        // SAFETY: the relation is open (Relation's contract); the strategy is null or live
+        // (the caller's contract); if the read fails Postgres raises an ERROR and its resource
+        // owner drops any pin taken on the way.
         unsafe {
             let buffer = pg_sys::ReadBufferExtended(
                 self.raw,
                 self.fork.number(),
                 block,
                 pg_sys::ReadBufferMode::RBM_NORMAL,
-                std::ptr::null_mut(),
+                strategy,
             );
             PinnedPage::from_pinned(*self, buffer, block)
         }

@@ -26,7 +26,7 @@
 use crate::am::hnsw::options;
 use crate::am::hnsw::scan_stats::{record_finished_scan, ScanCounters};
 use crate::am::shared::typeinfo::Value;
-use crate::storage::io::HeapRowHints;
+use crate::storage::io::RelationBlocks;
 use crate::storage::{item_pointer_data, Fork, ItemPointer, Relation};
 use crate::stores::hnsw::page_graph::PageGraph;
 use pgrx::{pg_guard, pg_sys};
@@ -35,6 +35,7 @@ use std::sync::OnceLock;
 use vector_hnsw::{
     AllocSetLayout, ContextEvent, IterativeScan, Scan, ScanMemoryConfig, ScanParams, SearchStats,
 };
+use vector_io::HeapRowHints;
 
 /// Everything one index scan keeps between calls.
 struct ScanState {
@@ -53,7 +54,7 @@ struct ScanState {
     /// Rows returned since the last rescan.
     returned: usize,
     /// Table read-ahead of cold scans, made on first use.
-    heap_hints: Option<HeapRowHints>,
+    heap_hints: Option<HeapRowHints<RelationBlocks>>,
 }
 
 impl ScanState {
@@ -379,7 +380,7 @@ pub unsafe extern "C-unwind" fn get_tuple(
         }
     };
     state.returned += 1;
-    if state.graph.reads_cold() && options::heap_prefetch() {
+    if state.graph.reads_cold() && options::io_settings().heap_hints() {
         // SAFETY: scan is live.
         unsafe { hint_next_rows(scan, state) };
     }
@@ -408,7 +409,7 @@ unsafe fn hint_next_rows(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
         }
         // SAFETY: as above.
         let heap = unsafe { Relation::from_raw(heap, Fork::Main) };
-        state.heap_hints = Some(HeapRowHints::new(heap));
+        state.heap_hints = Some(HeapRowHints::new(RelationBlocks::new(heap, false)));
     }
     let (Some(hints), Some(search)) = (state.heap_hints.as_mut(), state.search.as_ref()) else {
         return;
