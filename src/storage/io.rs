@@ -15,7 +15,7 @@
 
 use super::page::BlockNumber;
 use super::pinned::PinnedPage;
-use super::{Prefetch, Relation};
+use super::{AccessStrategy, Prefetch, Relation};
 use pgrx::pg_sys;
 use std::ops::Range;
 use std::time::Instant;
@@ -196,7 +196,7 @@ pub struct Stream {
     queue: *mut StreamQueue,
     /// The buffer access strategy the stream reads with, freed after it.
     #[cfg(any(feature = "pg17", feature = "pg18"))]
-    strategy: pg_sys::BufferAccessStrategy,
+    strategy: Option<AccessStrategy>,
 }
 
 impl Stream {
@@ -214,7 +214,7 @@ impl Stream {
         rel: Relation,
         maintenance: bool,
         queue: Box<StreamQueue>,
-        strategy: Option<pg_sys::BufferAccessStrategy>,
+        strategy: Option<AccessStrategy>,
     ) -> Self {
         let mut flags = pg_sys::READ_STREAM_FULL;
         if maintenance {
@@ -226,7 +226,7 @@ impl Stream {
             flags |= pg_sys::READ_STREAM_USE_BATCHING;
         }
         let queue = Box::into_raw(queue);
-        let strategy = strategy.unwrap_or(std::ptr::null_mut());
+        let raw_strategy = strategy.as_ref().map_or(std::ptr::null_mut(), |s| s.raw);
         // SAFETY: the relation is open; `queue` is owned by the returned Stream and freed only
         // after the stream has ended; the callback only reads and advances it. The stream is
         // allocated in the current memory context, which is not reset or deleted during the
@@ -234,7 +234,7 @@ impl Stream {
         let raw = unsafe {
             pg_sys::read_stream_begin_relation(
                 flags as i32,
-                strategy,
+                raw_strategy,
                 rel.raw,
                 rel.fork.number(),
                 Some(next_queued_block),
@@ -264,17 +264,14 @@ impl Stream {
 
     /// Ends the stream (releasing its pins) and gives its queue back.
     fn end(self) -> Option<Box<StreamQueue>> {
-        let this = std::mem::ManuallyDrop::new(self);
+        let mut this = std::mem::ManuallyDrop::new(self);
         // SAFETY: the stream is live and ended once here (Drop does not run for `this`);
-        // read_stream_end releases its pins and frees it, after which nothing reads the queue,
-        // which came from Box::into_raw; the strategy was made for this stream alone.
-        unsafe {
-            pg_sys::read_stream_end(this.raw);
-            if !this.strategy.is_null() {
-                pg_sys::FreeAccessStrategy(this.strategy);
-            }
-            Some(Box::from_raw(this.queue))
-        }
+        // read_stream_end releases its pins and frees it.
+        unsafe { pg_sys::read_stream_end(this.raw) };
+        // Nothing uses the strategy any more.
+        drop(this.strategy.take());
+        // SAFETY: queue came from Box::into_raw and nothing reads it any more.
+        Some(unsafe { Box::from_raw(this.queue) })
     }
 }
 
@@ -283,13 +280,8 @@ impl Drop for Stream {
     fn drop(&mut self) {
         if !std::thread::panicking() {
             // SAFETY: the stream is live (`end` consumes it without dropping);
-            // read_stream_end releases its pins and frees it.
-            unsafe {
-                pg_sys::read_stream_end(self.raw);
-                if !self.strategy.is_null() {
-                    pg_sys::FreeAccessStrategy(self.strategy);
-                }
-            }
+            // read_stream_end releases its pins and frees it (its strategy is freed after).
+            unsafe { pg_sys::read_stream_end(self.raw) };
         }
         // (Unwinding from an ERROR: the abort releases the pins and frees the stream's memory;
         // calling into the stream now could raise another error. The abandoned stream is never
@@ -307,7 +299,7 @@ impl Stream {
         _rel: Relation,
         _maintenance: bool,
         _queue: Box<StreamQueue>,
-        _strategy: Option<pg_sys::BufferAccessStrategy>,
+        _strategy: Option<AccessStrategy>,
     ) -> Self {
         unreachable!("read streams need PostgreSQL 17")
     }
@@ -363,17 +355,14 @@ pub struct RangeStream {
     #[cfg(not(any(feature = "pg17", feature = "pg18")))]
     window: vector_io::RangeWindow,
     #[cfg(not(any(feature = "pg17", feature = "pg18")))]
-    strategy: pg_sys::BufferAccessStrategy,
+    strategy: Option<AccessStrategy>,
 }
 
-/// A new `BufferAccessStrategy` for `strategy` (null for none).
-fn access_strategy(strategy: Strategy) -> pg_sys::BufferAccessStrategy {
+/// A new buffer access strategy for `strategy` (none for [`Strategy::Normal`]).
+fn access_strategy(strategy: Strategy) -> Option<AccessStrategy> {
     match strategy {
-        Strategy::Normal => std::ptr::null_mut(),
-        // SAFETY: GetAccessStrategy allocates a ring in the current memory context.
-        Strategy::BulkRead => unsafe {
-            pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKREAD)
-        },
+        Strategy::Normal => None,
+        Strategy::BulkRead => Some(AccessStrategy::bulk_read()),
     }
 }
 
@@ -385,12 +374,11 @@ impl RangeStream {
             next: range.start as usize,
             end: range.end.max(range.start) as usize,
         });
-        let strategy = access_strategy(strategy);
         let stream = Stream::begin(
             source.rel,
             source.maintenance,
             queue,
-            (!strategy.is_null()).then_some(strategy),
+            access_strategy(strategy),
         );
         RangeStream {
             stream: Some(stream),
@@ -430,15 +418,8 @@ impl RangeStream {
         for ahead in hints {
             source.rel.prefetch_block(ahead);
         }
-        // SAFETY: the strategy is null or the one made for this range, freed only at its end.
-        Some(unsafe { source.rel.pin_page_with(block, self.strategy) })
+        Some(source.rel.pin_page_with(block, self.strategy.as_ref()))
     }
 
-    fn end(self) {
-        if !self.strategy.is_null() {
-            // SAFETY: made by access_strategy for this range alone; no buffer read with it is
-            // being read any more.
-            unsafe { pg_sys::FreeAccessStrategy(self.strategy) };
-        }
-    }
+    fn end(self) {}
 }

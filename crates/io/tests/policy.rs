@@ -349,14 +349,15 @@ fn table_row_hints_grow_one_every_two_rows() {
     let mut heap = SimDisk::new(SimConfig::test(64, 3));
     heap.prewarm(0, 7..8);
     heap.record();
-    let mut hints = HeapRowHints::new(&mut heap);
-    // Rows on blocks 1, 1, 2, 3, ...: row i's block is `blocks[i]`.
-    let blocks: Vec<u32> = vec![1, 1, 2, 3, 7, 5, 6, 8, 9, 10, 11, 12];
-    for returned in 1..blocks.len() {
-        hints.ahead(returned, blocks[returned..].iter().copied());
-    }
-    let issued = hints.issued;
-    drop(hints);
+    let issued = {
+        let mut hints = HeapRowHints::new(&mut heap);
+        // Row i's block is `blocks[i]`.
+        let blocks: Vec<u32> = vec![1, 1, 2, 3, 7, 5, 6, 8, 9, 10, 11, 12];
+        for returned in 1..blocks.len() {
+            hints.ahead(returned, blocks[returned..].iter().copied());
+        }
+        hints.issued
+    };
     let hinted: Vec<u32> = heap
         .trace
         .unwrap()
