@@ -86,10 +86,14 @@ impl DiskModel {
 pub struct Workers {
     /// `io_workers`.
     pub count: usize,
+    /// CPU µs of the backend to hand a read to a worker (submission, wake-up signal).
+    pub submit_us: f64,
     /// µs from handing a read to a worker until it starts it (wake-up, queue).
     pub dispatch_us: f64,
     /// µs from the worker's read done until the backend can use the buffer.
     pub complete_us: f64,
+    /// µs a backend that slept waiting for a worker's read takes to run again.
+    pub wake_us: f64,
 }
 
 /// CPU and kernel costs of the calls.
@@ -121,8 +125,10 @@ impl HostModel {
         stream_us: 1.0,
         workers: Some(Workers {
             count: 3,
-            dispatch_us: 12.0,
-            complete_us: 8.0,
+            submit_us: 18.0,
+            dispatch_us: 15.0,
+            complete_us: 5.0,
+            wake_us: 10.0,
         }),
     };
 }
@@ -632,6 +638,7 @@ impl SimDisk {
                             }
                         },
                     );
+                    self.now += w.submit_us;
                     let start = (self.now + w.dispatch_us).max(free);
                     let done = self.pread(key, start);
                     self.workers[worker] = done;
@@ -652,7 +659,9 @@ impl SimDisk {
         }
         self.look_ahead(stream);
         let (valid, io) = stream.valid_at[stream.consumed];
-        self.now = self.now.max(valid);
+        if valid > self.now {
+            self.now = valid + self.cfg.host.workers.map_or(0.0, |w| w.wake_us);
+        }
         if io {
             stream.ios -= 1;
         }

@@ -118,9 +118,15 @@ pub fn run(
                 search(&mut store, query, cfg.ef_search)
             }
         };
-        for _ in 0..cfg.table_reads {
-            disk.read_block(1, table_block);
-            table_block += 1;
+        if cache == Cache::Cold {
+            // The rows' table (TOAST) blocks, one after the other, each a new block.
+            for _ in 0..cfg.table_reads {
+                disk.read_block(1, table_block);
+                table_block += 1;
+            }
+        } else {
+            // The table is in shared buffers.
+            disk.cpu(cfg.table_reads as f64 * cfg.sim.host.buffer_hit_us);
         }
         total_us += disk.now() - started;
         let after = disk.usage_of(0);
