@@ -82,32 +82,18 @@ fn args() -> Args {
             "--extra" => a.host.device_read_extra_us = value(),
             "--hint" => a.host.hint_us = value(),
             "--page-cache" => a.host.page_cache_read_us = value(),
-            "--dispatch" => {
+            "--submit" | "--dispatch" | "--complete" | "--wake" => {
                 let v = value();
-                if let Some(w) = a.host.workers.as_mut() {
-                    w.dispatch_us = v;
-                }
-            }
-            "--submit" => {
-                let v = value();
-                if let Some(w) = a.host.workers.as_mut() {
-                    w.submit_us = v;
-                }
-            }
-            "--wake" => {
-                let v = value();
-                if let Some(w) = a.host.workers.as_mut() {
-                    w.wake_us = v;
-                }
-            }
-            "--complete" => {
-                let v = value();
-                if let Some(w) = a.host.workers.as_mut() {
-                    w.complete_us = v;
+                let w = a.host.workers.as_mut().expect("this host has I/O workers");
+                match flag.as_str() {
+                    "--submit" => w.submit_us = v,
+                    "--dispatch" => w.dispatch_us = v,
+                    "--complete" => w.complete_us = v,
+                    _ => w.wake_us = v,
                 }
             }
             _ => {
-                eprintln!("usage: predict [--quick] [--n N] [--queries Q] [--extra US] [--hint US] [--page-cache US] [--dispatch US] [--complete US]");
+                eprintln!("usage: predict [--quick] [--n N] [--queries Q] [--extra US] [--hint US] [--page-cache US] [--submit US] [--dispatch US] [--complete US] [--wake US] [--shared-buffers N] [--page-cache-pages N] [--resident-table N] [--no-predictions]");
                 std::process::exit(2);
             }
         }
