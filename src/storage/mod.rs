@@ -288,16 +288,29 @@ impl Relation {
     }
 
     /// Reads `block` into a buffer and pins it, without locking it.
+    #[inline]
     pub fn pin_page(&self, block: BlockNumber) -> PinnedPage {
-        // SAFETY: the relation is open (Relation's contract); if the read fails Postgres raises
-        // an ERROR and its resource owner drops any pin taken on the way.
+        self.pin_page_with(block, None)
+    }
+
+    /// [`pin_page`](Self::pin_page) with a buffer access strategy.
+    #[inline]
+    pub fn pin_page_with(
+        &self,
+        block: BlockNumber,
+        strategy: Option<&AccessStrategy>,
+    ) -> PinnedPage {
+        let strategy = strategy.map_or(std::ptr::null_mut(), |s| s.raw);
+        // SAFETY: the relation is open (Relation's contract); the strategy is null or live (it
+        // is borrowed); if the read fails Postgres raises an ERROR and its resource owner drops
+        // any pin taken on the way.
         unsafe {
             let buffer = pg_sys::ReadBufferExtended(
                 self.raw,
                 self.fork.number(),
                 block,
                 pg_sys::ReadBufferMode::RBM_NORMAL,
-                std::ptr::null_mut(),
+                strategy,
             );
             PinnedPage::from_pinned(*self, buffer, block)
         }
@@ -760,6 +773,40 @@ mod tests {
             w.commit();
             let r = rel.read_page(1, ReadMode::Shared);
             assert_eq!(r.page().bytes()[10..], pages[1][10..]);
+        });
+    }
+
+    #[pg_test]
+    fn block_ranges_stream_in_order() {
+        Spi::run("create table st6(i int)").unwrap();
+        with_table("st6", |rel| {
+            for _ in 0..40 {
+                add_page(rel);
+            }
+            let mut blocks = io::RelationBlocks::new(rel, false);
+            for strategy in [vector_io::Strategy::BulkRead, vector_io::Strategy::Normal] {
+                let read: Vec<BlockNumber> = vector_io::read_range(&mut blocks, 3..37, strategy)
+                    .map(|page| {
+                        let block = page.block();
+                        let guard = page.lock(ReadMode::Shared);
+                        assert_eq!(guard.page().special(), &[1, 2, 3, 4, 5, 6, 7, 8]);
+                        block
+                    })
+                    .collect();
+                assert_eq!(read, (3..37).collect::<Vec<_>>());
+                // Left early and empty: the stream releases what it holds.
+                let mut range = vector_io::read_range(&mut blocks, 0..40, strategy);
+                assert_eq!(range.next().map(|p| p.block()), Some(0));
+                drop(range);
+                assert_eq!(
+                    vector_io::read_range(&mut blocks, 5..5, strategy).count(),
+                    0
+                );
+            }
+            // Every pin was released: the table can be dropped... after the relation is closed;
+            // a page can be locked exclusively now.
+            let w = rel.write_page(36, WriteMode::Wal);
+            w.abort();
         });
     }
 

@@ -24,20 +24,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// Bytes per CPU cache line prefetched.
 const CACHE_LINE: usize = 64;
 
-/// Most pages a batch read keeps pinned at once. A backend tracks its first 8 pins in an
-/// array and any more in a hash table (bufmgr's `REFCOUNT_ARRAY_ENTRIES`): 6 leave room for
-/// the executor's own pins (the table row's page, an outer scan's), so every pin and unpin
-/// stays an array update. With 16, a warm walk made ~2,000 extra hash look-ups per query
-/// (counted with uprobes), and 6 measured as fast as 16 when resident.
-const MAX_PINS: usize = 6;
-
-/// How many pages a batch read may keep pinned at once: [`MAX_PINS`], fewer with a small
-/// `shared_buffers` (down to one at a time with a few hundred buffers), so that a batch never
-/// takes the buffers other backends need.
+/// How many pages a batch read may keep pinned at once: [`vector_io::pin_limit`] of this
+/// server's `shared_buffers`.
 pub fn pin_limit() -> usize {
     // SAFETY: NBuffers is a plain int set at server start, read by value.
-    let buffers = usize::try_from(unsafe { pg_sys::NBuffers }).unwrap_or(0);
-    (buffers / 256).clamp(1, MAX_PINS)
+    vector_io::pin_limit(i64::from(unsafe { pg_sys::NBuffers }))
 }
 
 /// A pinned, unlocked buffer. Unpins on drop.

@@ -117,6 +117,43 @@ impl InMemoryGraph {
         (graph, stats)
     }
 
+    /// A graph from its parts, as [`InMemoryGraph::layers`] and the accessors give them back
+    /// (for tools that keep a built graph on disk): element `i` has `vectors[i]`, the level
+    /// and the neighbor lists of `nodes[i]` (layer 0 first), and heap TID `i`.
+    pub fn from_parts(
+        m: usize,
+        distance: DistanceFn,
+        vectors: Vec<Vec<f32>>,
+        nodes: Vec<(u8, Vec<Vec<u32>>)>,
+        entry: Option<EntryPoint<u32>>,
+    ) -> Self {
+        assert_eq!(vectors.len(), nodes.len(), "one vector per element");
+        let nodes = nodes
+            .into_iter()
+            .enumerate()
+            .map(|(i, (level, layers))| Node {
+                level,
+                heap_tids: vec![i as u64],
+                deleted: false,
+                layers,
+            })
+            .collect();
+        InMemoryGraph {
+            m,
+            distance,
+            vectors,
+            nodes,
+            entry,
+            dead: IdSet::default(),
+            counters: StoreCounters::default(),
+        }
+    }
+
+    /// The neighbor lists of an element, layer 0 first.
+    pub fn layers(&self, id: u32) -> &[Vec<u32>] {
+        &self.nodes[id as usize].layers
+    }
+
     /// Inserts one vector with a freshly drawn level.
     pub fn insert_vector(
         &mut self,

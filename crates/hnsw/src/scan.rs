@@ -70,14 +70,6 @@ pub fn memory_limit(work_mem_kb: usize, multiplier: f64) -> usize {
     bytes.min((usize::MAX / 2) as f64) as usize
 }
 
-/// How many rows past the one being returned a scan asks the table for, once `returned`
-/// rows were handed out, with at most `budget` reads in flight. It starts at one and grows by
-/// one every two rows: a `LIMIT k` query then wastes about `k / 2` reads at most, while a long
-/// scan reaches the full budget.
-pub fn heap_lookahead_distance(returned: usize, budget: usize) -> usize {
-    budget.min(1 + returned / 2)
-}
-
 /// A resumable index scan.
 pub struct Scan<S: GraphStore> {
     query: S::Value,
@@ -383,14 +375,6 @@ mod tests {
         let mut scan = Scan::new(query, ScanParams::default());
         scan.next(&mut graph);
         assert!(scan.upcoming().all(|c| c.id != second));
-    }
-
-    #[test]
-    fn heap_lookahead_grows_to_the_budget() {
-        let distances: Vec<usize> = (1..=8).map(|r| heap_lookahead_distance(r, 3)).collect();
-        assert_eq!(distances, [1, 2, 2, 3, 3, 3, 3, 3]);
-        assert_eq!(heap_lookahead_distance(1000, 16), 16);
-        assert_eq!(heap_lookahead_distance(5, 0), 0);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! are Postgres's own. The settings live in cells Postgres writes through pointers.
 
 use crate::am::shared::settings::{enum_entry, int_option, PgCell, StaticTable, ENUM_END};
-use crate::storage::io::{IoMethod, IoSettings};
+use crate::storage::io::{IoMethod, Settings};
 use crate::storage::Relation;
 use crate::stores::hnsw::format;
 use pgrx::pg_sys;
@@ -45,11 +45,10 @@ static HEAP_PREFETCH: PgCell<bool> = PgCell::new(true);
 const IO_OFF: c_int = 0;
 const IO_PREFETCH: c_int = 1;
 const IO_READ_STREAM: c_int = 2;
-/// `hnsw.prefetch_lookahead` default: look-ahead cost more reads than it saved time in every
-/// measurement of README.md's cold benchmark (eic 1..64, 100k x 768).
-pub const DEFAULT_PREFETCH_LOOKAHEAD: c_int = 0;
+/// `hnsw.prefetch_lookahead` default ([`vector_io::settings::DEFAULT_LOOKAHEAD`]).
+pub const DEFAULT_PREFETCH_LOOKAHEAD: c_int = vector_io::settings::DEFAULT_LOOKAHEAD as c_int;
 /// `hnsw.prefetch_lookahead` upper bound.
-const MAX_PREFETCH_LOOKAHEAD: c_int = 64;
+const MAX_PREFETCH_LOOKAHEAD: c_int = vector_io::settings::MAX_LOOKAHEAD as c_int;
 
 static IO_METHOD_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 4]> = StaticTable([
     enum_entry(c"off", IO_OFF),
@@ -319,34 +318,23 @@ pub fn io_method() -> IoMethod {
     }
 }
 
-/// `hnsw.prefetch_lookahead`.
-pub fn prefetch_lookahead() -> usize {
-    PREFETCH_LOOKAHEAD.get().max(0) as usize
-}
-
-/// Whether a cold scan hints the table blocks of its next rows (`hnsw.io_method` not `off`
-/// and the hidden `hnsw.debug_heap_prefetch`).
-pub fn heap_prefetch() -> bool {
-    HEAP_PREFETCH.get() && io_method() != IoMethod::Off
-}
-
-/// The read settings of a graph walk; `maintenance` for writers (insert, build, vacuum).
-pub fn io_settings(maintenance: bool) -> IoSettings {
-    IoSettings {
+/// The read settings now in effect: `hnsw.io_method`, `hnsw.prefetch_lookahead` and the hidden
+/// `hnsw.debug_heap_prefetch`.
+pub fn io_settings() -> Settings {
+    Settings {
         method: io_method(),
-        maintenance,
+        lookahead: PREFETCH_LOOKAHEAD.get().max(0) as usize,
+        heap_prefetch: HEAP_PREFETCH.get(),
     }
 }
 
-/// The `hnsw.io_method` default: read streams where the server has them (PG 17+), unless its
-/// asynchronous I/O goes through worker processes (PG 18's `io_method = worker`, the
-/// default): there every stream read is a round trip to one of `io_workers` processes, and
-/// `prefetch` measured faster at every effective_io_concurrency (README.md). Before 17,
-/// `prefetch`.
+/// The `hnsw.io_method` default ([`IoMethod::default_for`] this server).
 fn default_io_method() -> c_int {
-    if crate::storage::io::READ_STREAMS && !crate::storage::io::server_io_method_is_worker() {
-        IO_READ_STREAM
-    } else {
-        IO_PREFETCH
+    let worker =
+        crate::storage::io::READ_STREAMS && crate::storage::io::server_io_method_is_worker();
+    match IoMethod::default_for(crate::storage::io::READ_STREAMS, worker) {
+        IoMethod::ReadStream => IO_READ_STREAM,
+        IoMethod::Prefetch => IO_PREFETCH,
+        IoMethod::Off => IO_OFF,
     }
 }

@@ -27,7 +27,7 @@ use crate::am::hnsw::options;
 use crate::am::hnsw::scan_stats::{record_finished_scan, ScanCounters};
 use crate::am::shared::scan::{self as shared_scan, AbortSafe};
 use crate::am::shared::typeinfo::{Method, Value};
-use crate::storage::io::HeapRowHints;
+use crate::storage::io::RelationBlocks;
 use crate::storage::{item_pointer_data, Fork, ItemPointer, Relation};
 use crate::stores::hnsw::page_graph::PageGraph;
 use pgrx::{pg_guard, pg_sys};
@@ -36,6 +36,7 @@ use std::sync::OnceLock;
 use vector_hnsw::{
     AllocSetLayout, ContextEvent, IterativeScan, Scan, ScanMemoryConfig, ScanParams, SearchStats,
 };
+use vector_io::HeapRowHints;
 
 /// Everything one index scan keeps between calls.
 struct ScanState {
@@ -54,7 +55,7 @@ struct ScanState {
     /// Rows returned since the last rescan.
     returned: usize,
     /// Table read-ahead of cold scans, made on first use.
-    heap_hints: Option<HeapRowHints>,
+    heap_hints: Option<HeapRowHints<RelationBlocks>>,
 }
 
 impl AbortSafe for ScanState {
@@ -326,7 +327,7 @@ pub unsafe extern "C-unwind" fn get_tuple(
         }
     };
     state.returned += 1;
-    if state.graph.reads_cold() && options::heap_prefetch() {
+    if state.graph.reads_cold() && options::io_settings().heap_hints() {
         // SAFETY: scan is live.
         unsafe { hint_next_rows(scan, state) };
     }
@@ -355,7 +356,7 @@ unsafe fn hint_next_rows(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
         }
         // SAFETY: as above.
         let heap = unsafe { Relation::from_raw(heap, Fork::Main) };
-        state.heap_hints = Some(HeapRowHints::new(heap));
+        state.heap_hints = Some(HeapRowHints::new(RelationBlocks::new(heap, false)));
     }
     let (Some(hints), Some(search)) = (state.heap_hints.as_mut(), state.search.as_ref()) else {
         return;

@@ -22,7 +22,7 @@
 
 use crate::am::hnsw::options;
 use crate::am::shared::typeinfo::{Method, QueryDistance, Support, TypeInfo, Value};
-use crate::storage::io::{BlockReader, IoCounters};
+use crate::storage::io::{BlockReader, IoCounters, RelationBlocks};
 use crate::storage::pinned::{self, PinnedPage};
 use crate::storage::{
     BlockNumber, ItemPointer, OffsetNumber, PageLock, PageLockMode, PageRef, ReadMode, Relation,
@@ -33,6 +33,7 @@ use crate::stores::hnsw::format::{
 };
 use vector_hnsw::storage::GraphLock;
 use vector_hnsw::{Candidate, EntryPoint, GraphStore};
+use vector_io::{BatchLayout, Lookahead};
 
 /// Bytes of each element tuple of a batch that `load` asks the CPU to fetch before reading:
 /// the whole tuple of values up to 768 `vector` dimensions.
@@ -133,53 +134,11 @@ pub struct PageGraph {
     /// Scratch for `load`: the batch's blocks, pinned (empty between calls).
     pins: Vec<PinnedPage>,
     /// Reads the blocks of each batch, overlapping their I/O.
-    reader: BlockReader,
+    reader: BlockReader<RelationBlocks>,
     /// Layer of the last neighbor list read: the layer the next batch is loaded for.
     layer: u8,
-    /// `hnsw.prefetch_lookahead` when the walk began.
-    lookahead: usize,
-    /// Neighbor lists captured while loading (look-ahead only).
-    captured: CapturedNeighbors,
-    /// Scratch for look-ahead: blocks to hint.
-    hint_blocks: Vec<BlockNumber>,
-}
-
-/// Layer lists of loaded elements whose neighbor tuple shares their page, copied while the
-/// page was locked anyway, so that look-ahead can name their unvisited neighbors without
-/// reading a page. Only filled while the walk is cold and look-ahead is on.
-#[derive(Default)]
-struct CapturedNeighbors {
-    lists: std::collections::HashMap<ElementId, (u32, u16, u8)>,
-    ids: Vec<ElementId>,
-}
-
-/// Most neighbor ids captured per walk (then look-ahead skips the elements loaded after).
-const MAX_CAPTURED: usize = 1 << 18;
-
-impl CapturedNeighbors {
-    fn clear(&mut self) {
-        self.lists.clear();
-        self.ids.clear();
-    }
-
-    fn add(&mut self, id: ElementId, layer: u8, neighbors: impl Iterator<Item = ElementId>) {
-        if self.ids.len() >= MAX_CAPTURED {
-            return;
-        }
-        let start = self.ids.len();
-        self.ids.extend(neighbors);
-        let len = (self.ids.len() - start) as u16;
-        self.lists.insert(id, (start as u32, len, layer));
-    }
-
-    fn get(&self, id: &ElementId, layer: u8) -> Option<&[ElementId]> {
-        let &(start, len, captured_on) = self.lists.get(id)?;
-        if captured_on != layer {
-            return None;
-        }
-        let start = start as usize;
-        self.ids.get(start..start + usize::from(len))
-    }
+    /// Neighbor lists captured while loading, and look-ahead's scratch.
+    lookahead: Lookahead<ElementId>,
 }
 
 impl PageGraph {
@@ -211,26 +170,22 @@ impl PageGraph {
             locks: Vec::new(),
             layout: BatchLayout::default(),
             pins: Vec::new(),
-            reader: BlockReader::new(rel, options::io_settings(false)),
+            reader: RelationBlocks::reader(rel, false, options::io_settings()),
             layer: 0,
-            lookahead: options::prefetch_lookahead(),
-            captured: CapturedNeighbors::default(),
-            hint_blocks: Vec::new(),
+            lookahead: Lookahead::default(),
         }
     }
 
     /// Reads as a writer (insert, build, vacuum): `maintenance_io_concurrency`.
     pub fn for_writing(mut self) -> Self {
-        self.reader = BlockReader::new(self.rel, options::io_settings(true));
+        self.reader = RelationBlocks::reader(self.rel, true, options::io_settings());
         self
     }
 
     /// Takes the current `hnsw.io_method` and `hnsw.prefetch_lookahead` (a scan does at each
     /// fetch, as settings may change between fetches of a cursor).
     pub fn refresh_io_settings(&mut self) {
-        self.reader.set_method(options::io_method());
-        self.lookahead = options::prefetch_lookahead();
-        self.reader.set_hint_lifetime(self.lookahead as u64 + 2);
+        self.reader.apply(options::io_settings());
     }
 
     /// Whether the walk's last hops met blocks outside shared buffers and the page cache.
@@ -328,46 +283,36 @@ impl PageGraph {
         mut keep: impl FnMut(&Element, &ElementView<'_>),
     ) {
         let mut layout = std::mem::take(&mut self.layout);
-        layout.group(ids);
+        layout.group(ids, |id| id.block);
 
         let query = self.support.prepare(query);
         // Each element is decoded straight into its place in `out`.
         let first_out = out.len();
         out.resize(first_out + ids.len(), PLACEHOLDER);
         let mut pins = std::mem::take(&mut self.pins);
-        let capture = self.lookahead > 0 && self.reader.is_cold();
+        let capture = self.reader.captures();
         let (m, layer) = (self.m, self.layer);
         let fanout = layer_m(self.m, layer);
-        let mut batch = self.reader.batch(&layout.blocks, fanout);
+        let mut batch = self.reader.batch(layout.blocks(), fanout);
         let limit = pinned::pin_limit();
-        // Blocks come out of the batch in order: the next one is blocks[handed].
-        let mut handed = 0;
         loop {
             // Pin a few blocks and have the CPU fetch the line pointers, then the element
             // tuples of the batch on them: all of it travels in parallel while the first is
             // decoded. Pages this backend has just read itself are in the CPU's cache already.
             let mut in_cache = 0u32;
-            while pins.len() < limit {
-                match batch.next() {
-                    Some(pin) => {
-                        if batch.copied_here() {
-                            in_cache |= 1 << pins.len();
-                        } else {
-                            pin.prefetch_line_pointers(layout.offsets(handed, ids));
-                        }
-                        pins.push(pin);
-                        handed += 1;
-                    }
-                    None => break,
+            let first = batch.fill(&mut pins, limit, |j, k, pin, copied_here| {
+                if copied_here {
+                    in_cache |= 1 << j;
+                } else {
+                    pin.prefetch_line_pointers(offsets(&layout, k, ids));
                 }
-            }
+            });
             if pins.is_empty() {
                 break;
             }
-            let first = handed - pins.len();
             for (j, (k, pin)) in (first..).zip(&pins).enumerate() {
                 if in_cache & (1 << j) == 0 {
-                    pin.prefetch_items(layout.offsets(k, ids), PREFETCH_BYTES);
+                    pin.prefetch_items(offsets(&layout, k, ids), PREFETCH_BYTES);
                 }
             }
             for (k, pin) in (first..).zip(pins.drain(..)) {
@@ -379,18 +324,18 @@ impl PageGraph {
                     let element = decode(&tuple, id, &query);
                     keep(&element, &tuple);
                     if capture {
-                        capture_neighbors(&mut self.captured, &page, &element, m, layer);
+                        capture_neighbors(&mut self.lookahead, &page, &element, m, layer);
                     }
                     out[first_out + i as usize] = element;
                 }
             }
         }
-        drop(batch);
         debug_assert_eq!(
-            handed,
-            layout.blocks.len(),
+            batch.consumed(),
+            layout.blocks().len(),
             "every block of the batch was read"
         );
+        drop(batch);
         self.layout = layout;
         self.pins = pins;
     }
@@ -464,7 +409,7 @@ fn decode(element: &ElementView<'_>, id: ElementId, query: &QueryDistance<'_>) -
 /// Copies `element`'s list on `layer` when its neighbor tuple is on the same locked page and
 /// still belongs to it.
 fn capture_neighbors(
-    captured: &mut CapturedNeighbors,
+    lookahead: &mut Lookahead<ElementId>,
     page: &PageRef<'_>,
     element: &Element,
     m: usize,
@@ -481,71 +426,19 @@ fn capture_neighbors(
         return;
     };
     if view.matches(element.meta.version, element.level, m) {
-        captured.add(element.id, layer, view.layer(element.level, m, layer));
+        lookahead
+            .captured
+            .add(element.id, layer, view.layer(element.level, m, layer));
     }
 }
 
-/// The offsets of the batch's elements on `block`.
-/// A batch's distinct blocks, in the order the batch first needs them, and the positions of
-/// its ids grouped by block: one pass over the ids instead of one per block.
-#[derive(Default)]
-struct BatchLayout {
-    blocks: Vec<BlockNumber>,
-    /// Positions in the batch, block by block: block `k`'s are `members[starts[k]..starts[k + 1]]`.
-    members: Vec<u32>,
-    starts: Vec<u32>,
-    /// Scratch: the block index of each id, and the next free member slot of each block.
-    block_of: Vec<u32>,
-    cursor: Vec<u32>,
-}
-
-impl BatchLayout {
-    fn group(&mut self, ids: &[ElementId]) {
-        self.blocks.clear();
-        self.block_of.clear();
-        for id in ids {
-            let k = match self.blocks.iter().position(|&b| b == id.block) {
-                Some(k) => k,
-                None => {
-                    self.blocks.push(id.block);
-                    self.blocks.len() - 1
-                }
-            };
-            self.block_of.push(k as u32);
-        }
-        self.starts.clear();
-        self.starts.resize(self.blocks.len() + 1, 0);
-        for &k in &self.block_of {
-            self.starts[k as usize + 1] += 1;
-        }
-        for k in 0..self.blocks.len() {
-            self.starts[k + 1] += self.starts[k];
-        }
-        self.members.clear();
-        self.members.resize(ids.len(), 0);
-        self.cursor.clear();
-        self.cursor
-            .extend_from_slice(&self.starts[..self.blocks.len()]);
-        for (i, &k) in self.block_of.iter().enumerate() {
-            let slot = &mut self.cursor[k as usize];
-            self.members[*slot as usize] = i as u32;
-            *slot += 1;
-        }
-    }
-
-    /// Positions of the ids on block `k`, in batch order.
-    fn members(&self, k: usize) -> &[u32] {
-        &self.members[self.starts[k] as usize..self.starts[k + 1] as usize]
-    }
-
-    /// Offsets of the ids on block `k`.
-    fn offsets<'a>(
-        &'a self,
-        k: usize,
-        ids: &'a [ElementId],
-    ) -> impl Iterator<Item = OffsetNumber> + 'a {
-        self.members(k).iter().map(move |&i| ids[i as usize].offset)
-    }
+/// The offsets of the batch's elements on block `k` of its layout.
+fn offsets<'a>(
+    layout: &'a BatchLayout,
+    k: usize,
+    ids: &'a [ElementId],
+) -> impl Iterator<Item = OffsetNumber> + 'a {
+    layout.ids_on(k, ids).map(|id| id.offset)
 }
 
 fn corrupt(id: ElementId, what: &str) -> ! {
@@ -559,7 +452,7 @@ impl GraphStore for PageGraph {
 
     fn entry_point(&mut self) -> Option<EntryPoint<ElementId>> {
         // A new walk: lists captured for the previous one may be stale.
-        self.captured.clear();
+        self.lookahead.clear();
         self.meta()
             .entry_point()
             .map(|MetaEntry { tid, level }| EntryPoint { id: tid, level })
@@ -591,11 +484,7 @@ impl GraphStore for PageGraph {
     }
 
     fn lookahead_width(&self) -> usize {
-        if self.reader.is_cold() {
-            self.lookahead
-        } else {
-            0
-        }
+        self.reader.lookahead_width()
     }
 
     /// Hints the blocks of the upcoming candidates' unvisited neighbors, from the lists
@@ -606,20 +495,13 @@ impl GraphStore for PageGraph {
         upcoming: &[&Element],
         visited: &dyn Fn(&ElementId) -> bool,
     ) {
-        let mut blocks = std::mem::take(&mut self.hint_blocks);
-        blocks.clear();
-        for candidate in upcoming {
-            let Some(list) = self.captured.get(&candidate.id, layer) else {
-                continue;
-            };
-            for id in list {
-                if !visited(id) && !blocks.contains(&id.block) {
-                    blocks.push(id.block);
-                }
-            }
-        }
-        self.reader.speculate(&blocks);
-        self.hint_blocks = blocks;
+        self.lookahead.plan(
+            &mut self.reader,
+            layer,
+            upcoming.iter().map(|c| &c.id),
+            visited,
+            |id| id.block,
+        );
     }
 
     fn lock(&mut self, lock: GraphLock) {

@@ -1,0 +1,35 @@
+//! The cold-read policy of the hnsw graph walks, free of PostgreSQL: when a walk overlaps its
+//! reads, how many it keeps in flight, what it hints and when it forgets a hint, and what it
+//! counts. The extension implements [`BlockSource`] over the buffer manager; [`sim`]
+//! implements it over a simulated disk, to test the policy and predict cold latency.
+//!
+//! * [`reader`]: [`BlockReader`] and [`BatchRead`], the warm/cold state machine, the in-flight
+//!   budget and the hint window, read streams, look-ahead hints and their expiry.
+//! * [`layout`]: a batch's ids grouped by block ([`BatchLayout`]).
+//! * [`lookahead`]: captured neighbor lists and look-ahead planning.
+//! * [`heap`]: table-row hints of cold scans ([`HeapRowHints`]).
+//! * [`range`]: reading a contiguous block range with a buffer access strategy.
+//! * [`pins`]: how many pages a batch keeps pinned.
+//! * [`settings`], [`counters`], [`source`]: the settings, the counters and the trait.
+//! * [`sim`]: the simulated disk, a simulated hnsw page store, and the predictions.
+
+pub mod counters;
+pub mod heap;
+pub mod layout;
+pub mod lookahead;
+pub mod pins;
+pub mod range;
+pub mod reader;
+pub mod settings;
+pub mod sim;
+pub mod source;
+
+pub use counters::IoCounters;
+pub use heap::{heap_lookahead_distance, HeapRowHints};
+pub use layout::BatchLayout;
+pub use lookahead::{CapturedNeighbors, Lookahead};
+pub use pins::{pin_limit, MAX_PINS};
+pub use range::{read_range, RangeRead, RangeWindow};
+pub use reader::{forget_last_walk, BatchRead, BlockReader, DEVICE_READ};
+pub use settings::{IoMethod, Settings};
+pub use source::{BlockNumber, BlockSource, Platform, Prefetched, Read, Strategy, Usage};

@@ -1,0 +1,157 @@
+//! Runs of queries over the simulated index: a cold run (caches dropped once, then queries one
+//! after the other, as `benches/hnsw/cold.py` measures), with our walk or pgvector's.
+
+use super::disk::{SimConfig, SimDisk};
+use super::graph::{CpuModel, PageMap, PagedStore, SerialStore};
+use crate::counters::IoCounters;
+use crate::reader::forget_last_walk;
+use crate::settings::Settings;
+use vector_hnsw::memory::InMemoryGraph;
+use vector_hnsw::search;
+
+/// Which walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// Ours, through the policy with these settings.
+    Ours(Settings),
+    /// pgvector's: one read after the other.
+    Pgvector,
+}
+
+/// How a run starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cache {
+    /// Caches dropped before the first query.
+    Cold,
+    /// The index in the page cache, evicted from shared buffers before every query.
+    Warm,
+    /// The index in shared buffers.
+    Resident,
+}
+
+/// What a run is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunConfig {
+    pub sim: SimConfig,
+    pub cpu: CpuModel,
+    /// `hnsw.ef_search`.
+    pub ef_search: usize,
+    /// Table blocks each query reads after its walk, one at a time (rows and TOAST).
+    pub table_reads: usize,
+    /// Table blocks that stay in shared buffers (taken from the index's share).
+    pub resident_table_blocks: usize,
+    /// Fixed CPU per query (planning, executor), µs.
+    pub per_query_us: f64,
+}
+
+/// What a run did, per query on average.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunResult {
+    pub queries: usize,
+    /// Mean latency, ms.
+    pub mean_ms: f64,
+    /// Index blocks read into shared buffers, per query (neighbor pages and metapage
+    /// included, like `pg_statio`).
+    pub index_reads: f64,
+    /// Index blocks found in shared buffers, per query.
+    pub index_hits: f64,
+    /// Hops per query.
+    pub hops: f64,
+    /// Elements visited per query.
+    pub visited: f64,
+    /// Our walk's counters, summed.
+    pub io: IoCounters,
+    /// Ids of the first results of every query (to compare walks).
+    pub results: Vec<Vec<u32>>,
+}
+
+/// Runs `queries` one after the other on a new backend.
+pub fn run(
+    graph: &InMemoryGraph,
+    pages: &PageMap,
+    queries: &[Vec<f32>],
+    walk: Walk,
+    cache: Cache,
+    cfg: &RunConfig,
+) -> RunResult {
+    let mut sim = cfg.sim;
+    sim.shared_buffers = sim
+        .shared_buffers
+        .saturating_sub(cfg.resident_table_blocks)
+        .max(16);
+    if cache == Cache::Resident {
+        sim.shared_buffers = sim.shared_buffers.max(pages.blocks as usize + 16);
+    }
+    if cache == Cache::Warm {
+        sim.page_cache = sim.page_cache.max(pages.blocks as usize + 16);
+    }
+    let mut disk = SimDisk::new(sim);
+    forget_last_walk();
+    match cache {
+        Cache::Cold => disk.drop_caches(),
+        Cache::Resident => disk.prewarm(0, 0..pages.blocks),
+        Cache::Warm => disk.warm_page_cache(0, 0..pages.blocks),
+    }
+    let mut out = RunResult {
+        queries: queries.len(),
+        ..RunResult::default()
+    };
+    let mut table_block = 0u32;
+    let mut total_us = 0.0;
+    for query in queries {
+        if cache == Cache::Warm {
+            disk.evict_relation(0);
+        }
+        let started = disk.now();
+        let before = disk.usage_of(0);
+        disk.cpu(cfg.per_query_us);
+        let (results, stats) = match walk {
+            Walk::Ours(settings) => {
+                let mut store = PagedStore::new(graph, pages, &mut disk, settings, cfg.cpu);
+                let (results, stats) = search(&mut store, query, cfg.ef_search);
+                let io = store.reader().counters();
+                add(&mut out.io, &io);
+                (results, stats)
+            }
+            Walk::Pgvector => {
+                let mut store = SerialStore::new(graph, pages, &mut disk, cfg.cpu);
+                search(&mut store, query, cfg.ef_search)
+            }
+        };
+        if cache == Cache::Cold {
+            // The rows' table (TOAST) blocks, one after the other, each a new block.
+            for _ in 0..cfg.table_reads {
+                disk.read_block(1, table_block);
+                table_block += 1;
+            }
+        } else {
+            // The table is in shared buffers.
+            disk.cpu(cfg.table_reads as f64 * cfg.sim.host.buffer_hit_us);
+        }
+        total_us += disk.now() - started;
+        let after = disk.usage_of(0);
+        out.index_reads += (after.reads - before.reads) as f64;
+        out.index_hits += (after.hits - before.hits) as f64;
+        out.hops += stats.hops as f64;
+        out.visited += stats.visited as f64;
+        out.results
+            .push(results.iter().take(10).map(|c| c.id).collect());
+    }
+    let n = queries.len().max(1) as f64;
+    out.mean_ms = total_us / n / 1000.0;
+    out.index_reads /= n;
+    out.index_hits /= n;
+    out.hops /= n;
+    out.visited /= n;
+    out
+}
+
+fn add(sum: &mut IoCounters, c: &IoCounters) {
+    sum.blocks += c.blocks;
+    sum.hits += c.hits;
+    sum.reads += c.reads;
+    sum.prefetched += c.prefetched;
+    sum.unused += c.unused;
+    sum.in_flight_sum += c.in_flight_sum;
+    sum.in_flight_samples += c.in_flight_samples;
+}

@@ -1,0 +1,422 @@
+//! The read policy over the simulated disk: deterministic checks of what it asks for.
+
+use std::sync::OnceLock;
+use vector_hnsw::memory::InMemoryGraph;
+use vector_hnsw::{search, Candidate, EntryPoint, GraphParams, GraphStore};
+use vector_io::sim::{
+    build_graph, random_vectors, Call, CpuModel, PageMap, PagedStore, SimConfig, SimDisk,
+};
+use vector_io::{
+    forget_last_walk, read_range, BatchLayout, BlockReader, BlockSource, HeapRowHints, IoMethod,
+    Settings, Strategy,
+};
+
+const DIMS: usize = 768;
+const CPU: CpuModel = CpuModel {
+    per_element_us: 0.8,
+    per_hop_us: 0.5,
+};
+
+struct Fixture {
+    vectors: Vec<Vec<f32>>,
+    graph: InMemoryGraph,
+    pages: PageMap,
+}
+
+/// 3,000 random 768-dimensional vectors (1,500 pages, two elements a page), m = 8.
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let vectors = random_vectors(3000, DIMS, 11);
+        let params = GraphParams {
+            m: 8,
+            ef_construction: 32,
+        };
+        let graph = build_graph(&vectors, &params, 12);
+        let pages = PageMap::new(&graph, DIMS);
+        Fixture {
+            vectors,
+            graph,
+            pages,
+        }
+    })
+}
+
+fn queries(n: usize) -> Vec<Vec<f32>> {
+    random_vectors(n, DIMS, 99)
+}
+
+fn settings(method: IoMethod, lookahead: usize) -> Settings {
+    Settings {
+        method,
+        lookahead,
+        heap_prefetch: true,
+    }
+}
+
+/// What a run of queries did: results, the pages handed to the walk in order, buffer usage.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    results: Vec<Vec<u32>>,
+    pages: Vec<u32>,
+    hits: i64,
+    reads: i64,
+    blocks: u64,
+}
+
+fn walk(cfg: SimConfig, s: Settings, queries: &[Vec<f32>], warm: bool) -> (Outcome, SimDisk) {
+    let f = fixture();
+    let mut disk = SimDisk::new(cfg);
+    if warm {
+        disk.prewarm(0, 0..f.pages.blocks);
+    }
+    disk.record();
+    forget_last_walk();
+    let mut results = Vec::new();
+    let mut blocks = 0;
+    for q in queries {
+        let mut store = PagedStore::new(&f.graph, &f.pages, &mut disk, s, CPU);
+        let (found, _) = search(&mut store, q, 40);
+        blocks += store.reader().counters().blocks;
+        results.push(found.iter().map(|c| c.id).collect());
+    }
+    let pages = disk
+        .trace
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter_map(|call| match *call {
+            Call::Read { block, .. } | Call::StreamNext(block) => Some(block),
+            _ => None,
+        })
+        .collect();
+    let usage = disk.usage();
+    let outcome = Outcome {
+        results,
+        pages,
+        hits: usage.hits,
+        reads: usage.reads,
+        blocks,
+    };
+    (outcome, disk)
+}
+
+#[test]
+fn every_setting_returns_the_same_and_reads_the_same_blocks() {
+    let qs = queries(25);
+    // Shared buffers smaller than the index: the walks go cold and evict.
+    let base = |eic| SimConfig::test(1024, eic);
+    let (reference, disk) = walk(base(16), settings(IoMethod::Off, 0), &qs, false);
+    assert_eq!(disk.stats.hints, 0, "off never hints");
+    assert!(reference.reads > 1000, "the index is read from disk");
+    for eic in [1, 4, 16, 64] {
+        for method in [IoMethod::Off, IoMethod::Prefetch, IoMethod::ReadStream] {
+            for lookahead in [0, 2, 8] {
+                for workers in [true, false] {
+                    let mut cfg = base(eic);
+                    if !workers {
+                        cfg.host.workers = None;
+                    }
+                    let (outcome, disk) = walk(cfg, settings(method, lookahead), &qs, false);
+                    assert_eq!(
+                        outcome, reference,
+                        "{method:?}, look-ahead {lookahead}, eic {eic}, workers {workers}"
+                    );
+                    if method != IoMethod::Off {
+                        assert!(
+                            disk.stats.hints + disk.stats.streams > 0,
+                            "{method:?} overlaps"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_resident_index_costs_no_extra_call() {
+    let f = fixture();
+    let qs = queries(10);
+    for method in [IoMethod::Off, IoMethod::Prefetch, IoMethod::ReadStream] {
+        for lookahead in [0, 4] {
+            let cfg = SimConfig::test(f.pages.blocks as usize + 64, 16);
+            let (outcome, disk) = walk(cfg, settings(method, lookahead), &qs, true);
+            assert_eq!(outcome.reads, 0);
+            assert_eq!(disk.stats.hints, 0, "no hint");
+            assert_eq!(disk.stats.clock_reads, 0, "no clock read");
+            assert_eq!(disk.stats.streams, 0, "no stream");
+            assert_eq!(
+                disk.stats.reads as i64, outcome.hits,
+                "one plain read per page"
+            );
+        }
+    }
+}
+
+/// A store that walks like [`PagedStore`] (one block at a time) and checks the window.
+struct Probe<'a> {
+    inner: PagedStore<'a>,
+    reader: BlockReader<&'a mut SimDisk>,
+    pages: &'a PageMap,
+    graph: &'a InMemoryGraph,
+    layout: BatchLayout,
+    layer: u8,
+    cold_hops: usize,
+}
+
+impl GraphStore for Probe<'_> {
+    type Id = u32;
+    type Meta = ();
+    type Value = Vec<f32>;
+
+    fn entry_point(&mut self) -> Option<EntryPoint<u32>> {
+        self.graph.entry()
+    }
+
+    fn neighbors(&mut self, element: &Candidate<u32, ()>, layer: u8, out: &mut Vec<u32>) {
+        self.layer = layer;
+        self.inner.neighbors(element, layer, out);
+    }
+
+    fn load(&mut self, query: &Vec<f32>, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
+        let pages = self.pages;
+        self.layout.group(ids, |&id| pages.block(id));
+        let blocks = self.layout.blocks().to_vec();
+        let cold = self.reader.is_cold();
+        let method = self.reader.method();
+        let fanout = if self.layer == 0 { 16 } else { 8 };
+        // Blocks after the first that a hint would start reading.
+        let uncached = blocks[1..]
+            .iter()
+            .filter(|&&b| !self.reader.source().is_buffered(0, b))
+            .count();
+        let mut batch = self.reader.batch(&blocks, fanout);
+        let budget = batch.budget();
+        let mut first = true;
+        while let Some(page) = batch.next() {
+            assert!(
+                batch.hints_in_flight() <= budget,
+                "the budget is never exceeded"
+            );
+            if first && cold && (method == IoMethod::Prefetch || batch.streaming()) {
+                // Right after its first block, a cold hop has its whole window in flight.
+                if method == IoMethod::Prefetch {
+                    assert_eq!(batch.hints_in_flight(), budget.min(uncached));
+                }
+                self.cold_hops += 1;
+            }
+            first = false;
+            let _ = page;
+        }
+        drop(batch);
+        for &id in ids {
+            out.push(Candidate {
+                id,
+                distance: vector_hnsw::memory::l2_squared(query, self.graph.vector(id)),
+                level: self.graph.level(id),
+                live: true,
+                meta: (),
+            });
+        }
+    }
+}
+
+#[test]
+fn the_window_stays_within_budget_and_starts_full() {
+    let f = fixture();
+    for eic in [1, 2, 3, 8, 64] {
+        for method in [IoMethod::Prefetch, IoMethod::ReadStream] {
+            let cfg = SimConfig::test(1024, eic);
+            let mut disk = SimDisk::new(cfg);
+            // The walk's own reads go through `reader`; `inner` only reads neighbor pages.
+            let mut neighbor_disk = SimDisk::new(SimConfig::test(4096, eic));
+            forget_last_walk();
+            let mut cold_hops = 0;
+            for q in queries(5) {
+                let inner = PagedStore::new(
+                    &f.graph,
+                    &f.pages,
+                    &mut neighbor_disk,
+                    settings(IoMethod::Off, 0),
+                    CPU,
+                );
+                let mut probe = Probe {
+                    inner,
+                    reader: BlockReader::new(&mut disk, settings(method, 0)),
+                    pages: &f.pages,
+                    graph: &f.graph,
+                    layout: BatchLayout::default(),
+                    layer: 0,
+                    cold_hops: 0,
+                };
+                search(&mut probe, &q, 40);
+                cold_hops += probe.cold_hops;
+            }
+            assert!(
+                cold_hops > 50,
+                "the walks went cold ({cold_hops} cold hops)"
+            );
+            let (max_in_flight, _) = disk.device_counts();
+            // The window, and the plain read of the block being consumed.
+            assert!(
+                max_in_flight as usize <= eic.min(16) + 1,
+                "device saw {max_in_flight}"
+            );
+        }
+    }
+}
+
+/// Makes a reader cold: one hop of four blocks missing both caches.
+fn make_cold(reader: &mut BlockReader<&mut SimDisk>, first: u32) {
+    let blocks = [first, first + 1, first + 2, first + 3];
+    let mut batch = reader.batch(&blocks, 32);
+    while batch.next().is_some() {}
+    drop(batch);
+    assert!(reader.is_cold());
+}
+
+#[test]
+fn two_device_misses_turn_a_walk_cold_and_the_page_cache_warms_it() {
+    let mut disk = SimDisk::new(SimConfig::test(64, 8));
+    forget_last_walk();
+    {
+        let mut reader = BlockReader::new(&mut disk, settings(IoMethod::Prefetch, 0));
+        // One device miss is not enough.
+        let mut batch = reader.batch(&[1, 2], 32);
+        while batch.next().is_some() {}
+        drop(batch);
+        assert!(!reader.is_cold());
+        make_cold(&mut reader, 10);
+        // A hop whose blocks are all in shared buffers turns it warm again.
+        let mut batch = reader.batch(&[10, 11], 32);
+        while batch.next().is_some() {}
+        drop(batch);
+        assert!(!reader.is_cold());
+        make_cold(&mut reader, 20);
+    }
+    // The next walk of this backend starts cold.
+    let mut reader = BlockReader::new(&mut disk, settings(IoMethod::Prefetch, 0));
+    assert!(reader.is_cold());
+    // Pages in the kernel's cache: a fast timed read warms the walk.
+    reader.source().warm_page_cache(0, 100..110);
+    let mut batch = reader.batch(&[100, 101, 102], 32);
+    while batch.next().is_some() {}
+    drop(batch);
+    assert!(!reader.is_cold(), "page-cache reads turn the walk warm");
+    drop(reader);
+    let reader = BlockReader::new(&mut disk, settings(IoMethod::Prefetch, 0));
+    assert!(!reader.is_cold());
+}
+
+#[test]
+fn unused_hints_expire_after_their_lifetime() {
+    let mut disk = SimDisk::new(SimConfig::test(64, 8));
+    forget_last_walk();
+    let mut reader = BlockReader::new(&mut disk, settings(IoMethod::Prefetch, 0));
+    reader.apply(settings(IoMethod::Prefetch, 2));
+    make_cold(&mut reader, 1);
+    reader.speculate(&[500, 501]);
+    let mut batch = reader.batch(&[200], 32);
+    while batch.next().is_some() {}
+    drop(batch);
+    assert_eq!(reader.hints_pending(), 2, "look-ahead hinted its blocks");
+    assert_eq!(reader.counters().unused, 2, "pending hints count as unused");
+    // Look-ahead 2: a hint lives 4 hops.
+    for hop in 0..5u32 {
+        let blocks = [300 + 2 * hop, 301 + 2 * hop];
+        let mut batch = reader.batch(&blocks, 32);
+        while batch.next().is_some() {}
+        drop(batch);
+        let expected = if hop < 4 { 2 } else { 0 };
+        assert_eq!(reader.hints_pending(), expected, "after hop {hop}");
+    }
+    assert_eq!(
+        reader.counters().unused,
+        2,
+        "expired hints are counted once"
+    );
+    // Reading an expired hint's block is no prefetched read.
+    let before = reader.counters().prefetched;
+    let mut batch = reader.batch(&[500], 32);
+    while batch.next().is_some() {}
+    drop(batch);
+    assert_eq!(reader.counters().prefetched, before);
+}
+
+#[test]
+fn table_row_hints_grow_one_every_two_rows() {
+    let mut heap = SimDisk::new(SimConfig::test(64, 3));
+    heap.prewarm(0, 7..8);
+    heap.record();
+    let issued = {
+        let mut hints = HeapRowHints::new(&mut heap);
+        // Row i's block is `blocks[i]`.
+        let blocks: Vec<u32> = vec![1, 1, 2, 3, 7, 5, 6, 8, 9, 10, 11, 12];
+        for returned in 1..blocks.len() {
+            hints.ahead(returned, blocks[returned..].iter().copied());
+        }
+        hints.issued
+    };
+    let hinted: Vec<u32> = heap
+        .trace
+        .unwrap()
+        .iter()
+        .filter_map(|c| match c {
+            Call::Hint(b) => Some(*b),
+            _ => None,
+        })
+        .collect();
+    // Row 1 (block 1) hinted first, then up to 3 rows ahead; block 7 is cached: not issued.
+    assert_eq!(hinted, vec![1, 2, 3, 7, 5, 6, 8, 9, 10, 11, 12]);
+    assert_eq!(issued, hinted.len() as u64 - 1);
+    assert_eq!(vector_io::heap_lookahead_distance(1, 3), 1);
+}
+
+#[test]
+fn a_range_reads_in_order_with_a_ring() {
+    for streams in [true, false] {
+        let mut cfg = SimConfig::test(256, 8);
+        cfg.read_streams = streams;
+        let mut disk = SimDisk::new(cfg);
+        disk.prewarm(1, 0..200);
+        disk.set_relation(0);
+        let got: Vec<u32> = read_range(&mut disk, 10..1010, Strategy::BulkRead)
+            .map(|p| p.block)
+            .collect();
+        assert_eq!(got, (10..1010).collect::<Vec<_>>());
+        let kept = (0..200).filter(|&b| disk.is_buffered(1, b)).count();
+        assert!(
+            kept >= 200 - 32 - 56,
+            "a bulk read keeps to its ring ({kept} kept)"
+        );
+        // Ended early: nothing is left behind.
+        let mut range = read_range(&mut disk, 0..50, Strategy::Normal);
+        assert_eq!(range.next().map(|p| p.block), Some(0));
+        drop(range);
+        assert!(disk.usage().reads + disk.usage().hits >= 1001);
+    }
+}
+
+#[test]
+fn elements_per_page_follow_the_dimension() {
+    let f = fixture();
+    assert!((f.pages.elements_per_page() - 2.0).abs() < 0.01);
+    let params = GraphParams {
+        m: 16,
+        ef_construction: 32,
+    };
+    for (dims, per_page) in [(384, 4.0), (128, 10.0)] {
+        let v = random_vectors(400, dims, 5);
+        let g = build_graph(&v, &params, 6);
+        let pages = PageMap::new(&g, dims);
+        assert!(
+            (pages.elements_per_page() - per_page).abs() < 0.5,
+            "{dims}: {}",
+            pages.elements_per_page()
+        );
+        // Neighbor tuples share their element's page.
+        assert!((0..400).all(|id| pages.neighbor_block(id) == pages.block(id)));
+    }
+    let _ = &f.vectors;
+}
