@@ -361,19 +361,9 @@ pub fn tuple_kind(item: &[u8]) -> TupleKind {
     }
 }
 
-/// Length of a varlena with a 4-byte header (`VARSIZE`), header included; `None` for a header
-/// that is not a plain 4-byte one (short, compressed or external), or zero.
-pub fn varlena_size(bytes: &[u8]) -> Option<usize> {
-    if bytes.len() < 4 {
-        return None;
-    }
-    let header = read_u32(bytes, 0);
-    #[cfg(target_endian = "little")]
-    let (is_plain_4b, size) = (header & 0x3 == 0, header >> 2);
-    #[cfg(target_endian = "big")]
-    let (is_plain_4b, size) = (header >> 30 == 0, header & 0x3fff_ffff);
-    let size = size as usize;
-    (is_plain_4b && size >= 4).then_some(size)
+/// The size of a plain 4-byte-header varlena (at least its header), `None` for any other.
+fn varlena_size(bytes: &[u8]) -> Option<usize> {
+    crate::varlena::varsize_4b(bytes).filter(|&size| size >= 4)
 }
 
 /// An element tuple read in place.

@@ -14,11 +14,14 @@
 //!    list then records its first and last page.
 //!
 //! Every page goes through generic WAL as it is written (as in pgvector); the INIT fork of an
-//! unlogged index is logged once at the end. Parallel builds are not implemented yet: the
-//! build runs in the leader alone.
+//! unlogged index is logged once at the end. When the planner gives the table parallel
+//! workers, the assignment runs in parallel (the leader takes part): each participant sorts
+//! its share of the table, the leader merges the sorts (k-means and the loading stay in the
+//! leader, as in pgvector).
 
 use crate::am::ivfflat::insert::index_value;
 use crate::am::ivfflat::options;
+use crate::am::shared::parallel::{Coordinate, MethodChunks, ParallelBuild, WorkerSegment};
 use crate::am::shared::sort::Tuplesort;
 use crate::am::shared::typeinfo::{self, Method, Support, TypeInfo, Value, ValueKind};
 use crate::storage::{
@@ -32,7 +35,10 @@ use crate::stores::ivfflat::lists;
 use pgrx::{pg_guard, pg_sys, PgMemoryContexts};
 use std::ffi::c_void;
 use vector_formats::page::{maxalign, ChainOpaque, INVALID_BLOCK_NUMBER};
-use vector_formats::varlena::{header_4b, read_bit, read_halfvec, read_vector};
+use vector_formats::varlena::{
+    bit_size, dense_size, header_4b, read_bit, read_halfvec, read_vector, BIT_HEADER,
+    BIT_LEN_OFFSET, DENSE_DIM_OFFSET, DENSE_HEADER,
+};
 use vector_ivf::{kmeans, memory, Random, Space};
 
 /// pgvector's `PROGRESS_IVFFLAT_PHASE_KMEANS`.
@@ -142,26 +148,28 @@ impl Space for KmeansSpace<'_> {
         let mut bytes;
         match self.kind {
             ValueKind::Vector => {
-                bytes = vec![0u8; 8 + 4 * d];
-                bytes[4..6].copy_from_slice(&(d as i16).to_ne_bytes());
-                for (i, v) in x.iter().enumerate() {
-                    bytes[8 + 4 * i..12 + 4 * i].copy_from_slice(&v.to_ne_bytes());
+                bytes = vec![0u8; dense_size::<f32>(d)];
+                bytes[DENSE_DIM_OFFSET..DENSE_DIM_OFFSET + 2]
+                    .copy_from_slice(&(d as i16).to_ne_bytes());
+                for (out, v) in bytes[DENSE_HEADER..].chunks_exact_mut(4).zip(x) {
+                    out.copy_from_slice(&v.to_ne_bytes());
                 }
             }
             ValueKind::Halfvec => {
-                bytes = vec![0u8; 8 + 2 * d];
-                bytes[4..6].copy_from_slice(&(d as i16).to_ne_bytes());
-                for (i, v) in x.iter().enumerate() {
-                    let h = half::f16::from_f32(*v);
-                    bytes[8 + 2 * i..10 + 2 * i].copy_from_slice(&h.to_bits().to_ne_bytes());
+                bytes = vec![0u8; dense_size::<half::f16>(d)];
+                bytes[DENSE_DIM_OFFSET..DENSE_DIM_OFFSET + 2]
+                    .copy_from_slice(&(d as i16).to_ne_bytes());
+                for (out, v) in bytes[DENSE_HEADER..].chunks_exact_mut(2).zip(x) {
+                    out.copy_from_slice(&half::f16::from_f32(*v).to_bits().to_ne_bytes());
                 }
             }
             ValueKind::Bit => {
-                bytes = vec![0u8; 8 + d.div_ceil(8)];
-                bytes[4..8].copy_from_slice(&(d as i32).to_ne_bytes());
+                bytes = vec![0u8; bit_size(d)];
+                bytes[BIT_LEN_OFFSET..BIT_LEN_OFFSET + 4]
+                    .copy_from_slice(&(d as i32).to_ne_bytes());
                 for (i, v) in x.iter().enumerate() {
                     if *v > 0.5 {
-                        bytes[8 + i / 8] |= 0x80 >> (i % 8);
+                        bytes[BIT_HEADER + i / 8] |= 0x80 >> (i % 8);
                     }
                 }
             }
@@ -180,26 +188,30 @@ impl Space for KmeansSpace<'_> {
 /// Bytes of one value of `dimensions` (pgvector's `itemSize`, before alignment).
 fn item_size(kind: ValueKind, dimensions: usize) -> usize {
     match kind {
-        ValueKind::Vector => 8 + 4 * dimensions,
-        ValueKind::Halfvec => 8 + 2 * dimensions,
-        ValueKind::Bit => 8 + dimensions.div_ceil(8),
+        ValueKind::Vector => dense_size::<f32>(dimensions),
+        ValueKind::Halfvec => dense_size::<half::f16>(dimensions),
+        ValueKind::Bit => bit_size(dimensions),
         ValueKind::Sparsevec => unreachable!("ivfflat has no sparsevec operator class"),
     }
 }
 
-/// State shared with the heap scan callbacks.
-struct BuildState<'a> {
-    search: &'a Support,
+/// The sampling scan's state.
+struct Sampler<'a> {
     kmeans: &'a Support,
-    /// Sampling.
     samples: Vec<Value>,
     target_samples: usize,
     sample_rows: f64,
     rows_to_skip: f64,
     reservoir: pg_sys::ReservoirStateData,
-    /// Assignment.
+    /// Reset after each tuple.
+    tmp_ctx: PgMemoryContexts,
+}
+
+/// The assignment scan's state, in the leader or a parallel worker.
+struct Assigner<'a> {
+    search: &'a Support,
     centers: Vec<Value>,
-    sort: Option<Tuplesort>,
+    sort: Tuplesort,
     indexed: i64,
     /// Reset after each tuple.
     tmp_ctx: PgMemoryContexts,
@@ -278,8 +290,7 @@ unsafe fn build_index(
         memory::vector_array_size(target_samples, item)
             .and_then(|s| s.checked_add(centers_size).ok_or(memory::Overflow)),
     );
-    let mut state = BuildState {
-        search: &search,
+    let mut state = Sampler {
         kmeans: &kmeans,
         samples: Vec::new(),
         target_samples,
@@ -287,9 +298,6 @@ unsafe fn build_index(
         rows_to_skip: -1.0,
         // SAFETY: a plain C struct, initialized by reservoir_init_selection_state before use.
         reservoir: unsafe { std::mem::zeroed() },
-        centers: Vec::new(),
-        sort: None,
-        indexed: 0,
         tmp_ctx: PgMemoryContexts::new("Ivfflat build temporary context"),
     };
     if let Some(heap) = heap {
@@ -326,46 +334,247 @@ unsafe fn build_index(
         pgrx::check_for_interrupts!();
     })
     .unwrap_or_else(|e| pgrx::error!("{}", e.message()));
-    state.samples = Vec::new();
-    state.centers = centers;
+    drop(state);
 
     // The metapage and the list pages.
-    let locations = write_lists(rel, dimensions, &state.centers, item);
+    let locations = write_lists(rel, dimensions, &centers, item);
 
-    // Assignment.
+    // Assignment, in parallel when the planner gives the table workers.
     report_progress(pg_sys::PROGRESS_CREATEIDX_SUBPHASE, PHASE_ASSIGN);
     let (value_type, _) = typeinfo::column_type(rel);
-    state.sort = Some(Tuplesort::by_list(value_type));
-    let reltuples = match heap {
-        // SAFETY: per the contract; the callback gets `state` back during this call only.
-        Some(heap) => unsafe {
-            pg_sys::table_index_build_scan(
-                heap,
-                index,
-                index_info,
-                true,
-                true,
-                Some(assign_callback),
-                (&raw mut state).cast::<c_void>(),
-                std::ptr::null_mut(),
+    let mwm = maintenance_work_mem_kb() as i32;
+    let mut parallel = match heap {
+        // SAFETY: per the contract.
+        Some(heap) => unsafe { begin_parallel(heap, index, index_info, &centers, item) },
+        None => None,
+    };
+    let (reltuples, indexed, mut sort) = match (&mut parallel, heap) {
+        (Some(build), Some(heap)) => {
+            // The leader takes its share of the table, then merges every participant's sort.
+            let mut share = build.worker_coordinate();
+            let mut assigner = Assigner::new(
+                &search,
+                centers,
+                Tuplesort::by_list(value_type, mwm / build.sorts, Some(&mut share)),
+            );
+            // SAFETY: per the contract; the scan is the build's parallel scan of this heap.
+            let reltuples = unsafe {
+                assign_scan(
+                    heap,
+                    index,
+                    index_info,
+                    &mut assigner,
+                    build.table_scan(heap),
+                    true,
+                )
+            };
+            assigner.sort.perform();
+            build.shared().finish_share(reltuples, assigner.indexed);
+            pgrx::debug1!("leader processed {} tuples", reltuples as i64);
+            drop(assigner);
+            build.wait_for_shares();
+            let (reltuples, indexed) = build.shared().totals();
+            let mut merge = build.leader_coordinate();
+            let sort = Tuplesort::by_list(value_type, mwm, Some(&mut merge));
+            (
+                reltuples,
+                indexed,
+                SortWithCoordinate {
+                    sort,
+                    _coordinate: Some(merge),
+                },
             )
-        },
-        None => 0.0,
+        }
+        (_, heap) => {
+            let mut assigner =
+                Assigner::new(&search, centers, Tuplesort::by_list(value_type, mwm, None));
+            let reltuples = match heap {
+                // SAFETY: per the contract.
+                Some(heap) => unsafe {
+                    assign_scan(
+                        heap,
+                        index,
+                        index_info,
+                        &mut assigner,
+                        std::ptr::null_mut(),
+                        true,
+                    )
+                },
+                None => 0.0,
+            };
+            let indexed = assigner.indexed;
+            (
+                reltuples,
+                indexed,
+                SortWithCoordinate {
+                    sort: assigner.sort,
+                    _coordinate: None,
+                },
+            )
+        }
     };
 
     // Loading.
     report_progress(pg_sys::PROGRESS_CREATEIDX_SUBPHASE, PHASE_LOAD);
-    report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_TOTAL, state.indexed);
-    let mut sort = state.sort.take().expect("made above");
-    sort.perform();
-    load_lists(rel, &mut sort, &locations);
+    report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_TOTAL, indexed);
+    sort.sort.perform();
+    load_lists(rel, &mut sort.sort, &locations);
     drop(sort);
-    let indexed = state.indexed;
-    drop(state);
+    drop(parallel);
     if fork == Fork::Init {
         rel.log_newpage_range();
     }
     (reltuples, indexed)
+}
+
+/// A sort and the coordinate it was begun with (which must outlive it).
+struct SortWithCoordinate {
+    sort: Tuplesort,
+    _coordinate: Option<Coordinate>,
+}
+
+impl<'a> Assigner<'a> {
+    fn new(search: &'a Support, centers: Vec<Value>, sort: Tuplesort) -> Self {
+        Assigner {
+            search,
+            centers,
+            sort,
+            indexed: 0,
+            tmp_ctx: PgMemoryContexts::new("Ivfflat build temporary context"),
+        }
+    }
+}
+
+/// Scans the table (all of it, or a parallel scan's share) into the assigner's sort; returns
+/// the table tuples seen.
+///
+/// # Safety
+///
+/// As for [`build_index`]; `scan` is null or a parallel scan of `heap`.
+unsafe fn assign_scan(
+    heap: pg_sys::Relation,
+    index: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
+    assigner: &mut Assigner<'_>,
+    scan: pg_sys::TableScanDesc,
+    progress: bool,
+) -> f64 {
+    // SAFETY: per the contract; the callback gets the assigner back during this call only.
+    unsafe {
+        pg_sys::table_index_build_scan(
+            heap,
+            index,
+            index_info,
+            true,
+            progress,
+            Some(assign_callback),
+            (assigner as *mut Assigner<'_>).cast::<c_void>(),
+            scan,
+        )
+    }
+}
+
+/// The entry point pgvector names for parallel workers.
+const WORKER_ENTRY: &std::ffi::CStr = c"IvfflatParallelBuildMain";
+
+/// Starts the parallel assignment when the planner gives the table workers (the table's
+/// `parallel_workers`, `max_parallel_maintenance_workers`); the centers go to the workers in
+/// one chunk of `MAXALIGN(item)`-byte slots.
+///
+/// # Safety
+///
+/// As for [`build_index`].
+unsafe fn begin_parallel(
+    heap: pg_sys::Relation,
+    index: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
+    centers: &[Value],
+    item: usize,
+) -> Option<ParallelBuild> {
+    // SAFETY: per the contract.
+    let workers = unsafe { pg_sys::plan_create_index_workers((*heap).rd_id, (*index).rd_id) };
+    if workers <= 0 {
+        return None;
+    }
+    let slot = maxalign(item);
+    let size = slot * centers.len();
+    // SAFETY: per the contract; the chunk is `size` bytes, filled before workers start.
+    unsafe {
+        ParallelBuild::begin(
+            WORKER_ENTRY,
+            workers,
+            heap,
+            index,
+            (*index_info).ii_Concurrent,
+            MethodChunks { sizes: &[size] },
+            |chunks| {
+                let out = std::slice::from_raw_parts_mut(chunks[0], size);
+                out.fill(0);
+                for (i, center) in centers.iter().enumerate() {
+                    let bytes = center.bytes().expect("a center");
+                    out[i * slot..i * slot + bytes.len()].copy_from_slice(bytes);
+                }
+            },
+        )
+    }
+}
+
+/// A parallel worker of an ivfflat build: its share of the assignment scan, into its part of
+/// the shared sort.
+#[pg_guard]
+#[no_mangle]
+pub unsafe extern "C-unwind" fn IvfflatParallelBuildMain(
+    seg: *mut pg_sys::dsm_segment,
+    toc: *mut pg_sys::shm_toc,
+) {
+    // SAFETY: Postgres calls this with the leader's segment and table of contents; the
+    // relations are opened with the locks index.c holds for the build and closed here.
+    unsafe {
+        let segment = WorkerSegment::attach(seg, toc);
+        let shared = segment.shared();
+        let (heap_lock, index_lock) = segment.lock_modes();
+        let heap = pg_sys::table_open(shared.heap_oid, heap_lock);
+        let index = pg_sys::index_open(shared.index_oid, index_lock);
+        let index_info = pg_sys::BuildIndexInfo(index);
+        (*index_info).ii_Concurrent = shared.concurrent;
+        let rel = Relation::from_raw(index, Fork::Main);
+        let search = Support::for_index(rel, Method::Ivfflat);
+        let type_info = search.type_info();
+        let (value_type, dimensions) = typeinfo::column_type(rel);
+        let lists = options::lists(rel);
+        let item = item_size(type_info.kind, dimensions.max(0) as usize);
+        check_memory(memory::vector_array_size(lists, item));
+        let slot = maxalign(item);
+        let chunk = std::slice::from_raw_parts(segment.chunk(0), slot * lists);
+        let centers = (0..lists)
+            .map(|i| {
+                let bytes = &chunk[i * slot..(i + 1) * slot];
+                let len = vector_formats::varlena::varsize_4b(bytes).expect("a center");
+                Value::from_bytes(&bytes[..len])
+            })
+            .collect();
+        let mwm = maintenance_work_mem_kb() as i32 / shared.participants;
+        let mut share = segment.worker_coordinate();
+        let mut assigner = Assigner::new(
+            &search,
+            centers,
+            Tuplesort::by_list(value_type, mwm, Some(&mut share)),
+        );
+        let reltuples = assign_scan(
+            heap,
+            index,
+            index_info,
+            &mut assigner,
+            segment.table_scan(heap),
+            false,
+        );
+        assigner.sort.perform();
+        shared.finish_share(reltuples, assigner.indexed);
+        pgrx::debug1!("worker processed {} tuples", reltuples as i64);
+        drop(assigner);
+        pg_sys::index_close(index, index_lock);
+        pg_sys::table_close(heap, heap_lock);
+    }
 }
 
 /// ANALYZE's sample of rows: Postgres's block sampler picks blocks, each block's rows go
@@ -375,7 +584,7 @@ unsafe fn build_index(
 ///
 /// As for [`build_index`], with the heap present.
 unsafe fn sample_rows(
-    state: &mut BuildState<'_>,
+    state: &mut Sampler<'_>,
     heap: pg_sys::Relation,
     index: pg_sys::Relation,
     index_info: *mut pg_sys::IndexInfo,
@@ -407,20 +616,19 @@ unsafe fn sample_rows(
                 block,
                 1,
                 Some(sample_callback),
-                (state as *mut BuildState<'_>).cast::<c_void>(),
+                (state as *mut Sampler<'_>).cast::<c_void>(),
                 std::ptr::null_mut(),
             );
         }
     }
 }
 
-/// Runs `f` in the build's temporary context, reset after it (detoasting allocates).
-fn in_tmp_context<T>(state: &mut BuildState<'_>, f: impl FnOnce(&mut BuildState<'_>) -> T) -> T {
-    let ctx = state.tmp_ctx.value();
+/// Runs `f` in `ctx` (the build's temporary context), reset after it (detoasting allocates).
+fn in_tmp_context<T>(ctx: pg_sys::MemoryContext, f: impl FnOnce() -> T) -> T {
     // SAFETY: the context is the build's, alive for the whole build; everything kept is Rust
     // memory, so resetting it frees only what Postgres allocated for this tuple.
     unsafe {
-        let result = PgMemoryContexts::For(ctx).switch_to(|_| f(state));
+        let result = PgMemoryContexts::For(ctx).switch_to(|_| f());
         pg_sys::MemoryContextReset(ctx);
         result
     }
@@ -436,14 +644,13 @@ unsafe extern "C-unwind" fn sample_callback(
     _tuple_is_alive: bool,
     state: *mut c_void,
 ) {
-    // SAFETY: state is the BuildState the build passed, alive and not otherwise borrowed
-    // during the scan; values and isnull have one entry (one key column).
-    let (state, datum, is_null) =
-        unsafe { (&mut *state.cast::<BuildState<'_>>(), *values, *isnull) };
+    // SAFETY: state is the Sampler the build passed, alive and not otherwise borrowed during
+    // the scan; values and isnull have one entry (one key column).
+    let (state, datum, is_null) = unsafe { (&mut *state.cast::<Sampler<'_>>(), *values, *isnull) };
     if is_null {
         return;
     }
-    in_tmp_context(state, |state| {
+    in_tmp_context(state.tmp_ctx.value(), || {
         // SAFETY: a non-NULL value of the indexed column's type.
         let value = unsafe { Value::from_datum(datum) };
         // Spherical k-means needs unit vectors: values that cannot be normalized are left out.
@@ -484,10 +691,11 @@ unsafe extern "C-unwind" fn assign_callback(
     _tuple_is_alive: bool,
     state: *mut c_void,
 ) {
-    // SAFETY: as in sample_callback; tid points to the tuple's TID.
+    // SAFETY: state is the Assigner the scan was given, alive and not otherwise borrowed
+    // during it; values and isnull have one entry; tid points to the tuple's TID.
     let (state, datum, is_null, tid) = unsafe {
         (
-            &mut *state.cast::<BuildState<'_>>(),
+            &mut *state.cast::<Assigner<'_>>(),
             *values,
             *isnull,
             item_pointer_from(tid),
@@ -496,7 +704,7 @@ unsafe extern "C-unwind" fn assign_callback(
     if is_null {
         return;
     }
-    in_tmp_context(state, |state| {
+    in_tmp_context(state.tmp_ctx.value(), || {
         // SAFETY: a non-NULL value of the indexed column's type.
         let Some(value) = (unsafe { index_value(state.search, datum) }) else {
             return;
@@ -510,7 +718,7 @@ unsafe extern "C-unwind" fn assign_callback(
         );
         let mut tid = item_pointer_data(tid);
         let bytes = value.bytes().expect("not NULL");
-        state.sort.as_mut().expect("made before the scan").put(&[
+        state.sort.put(&[
             pg_sys::Datum::from(list as i32),
             pg_sys::Datum::from(&raw mut tid),
             pg_sys::Datum::from(bytes.as_ptr()),

@@ -6,9 +6,11 @@
 //! * [`cost`]: the common part of the cost estimate;
 //! * [`scan`]: how a scan owns its state, and the checks of its first call;
 //! * [`sort`]: Postgres's tuplesort over small tuples;
+//! * [`parallel`]: parallel builds (context, segment, shared scan and sort);
 //! * [`settings`]: the plumbing of options and settings.
 
 pub mod cost;
+pub mod parallel;
 pub mod routine;
 pub mod scan;
 pub mod settings;

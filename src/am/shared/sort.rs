@@ -7,6 +7,7 @@
 //! made) and possibly temporary files: make it in a context that outlives the value, end it by
 //! dropping it, or [`Tuplesort::forget`] it after a transaction abort freed it already.
 
+use crate::am::shared::parallel::Coordinate;
 use pgrx::pg_sys;
 use std::ffi::CStr;
 
@@ -35,14 +36,17 @@ impl Tuplesort {
             ],
             FLOAT8_LESS,
             memory,
+            std::ptr::null_mut(),
         )
     }
 
-    /// `(list int4, tid tid, vector <value_type>)` sorted by list, within
-    /// `maintenance_work_mem`.
-    pub fn by_list(value_type: pg_sys::Oid) -> Self {
-        // SAFETY: maintenance_work_mem is a plain int GUC read by value.
-        let memory = unsafe { pg_sys::maintenance_work_mem };
+    /// `(list int4, tid tid, vector <value_type>)` sorted by list, within `work_mem_kb`; in
+    /// a parallel build, one participant's sort or the leader's merge (`coordinate`).
+    pub fn by_list(
+        value_type: pg_sys::Oid,
+        work_mem_kb: i32,
+        coordinate: Option<&mut Coordinate>,
+    ) -> Self {
         Self::new(
             &[
                 (c"list", pg_sys::INT4OID),
@@ -50,18 +54,24 @@ impl Tuplesort {
                 (c"vector", value_type),
             ],
             INT4_LESS,
-            memory,
+            work_mem_kb,
+            coordinate.map_or(std::ptr::null_mut(), Coordinate::as_ptr),
         )
     }
 
-    fn new(columns: &[(&'static CStr, pg_sys::Oid)], less: pg_sys::Oid, work_mem: i32) -> Self {
+    fn new(
+        columns: &[(&'static CStr, pg_sys::Oid)],
+        less: pg_sys::Oid,
+        work_mem: i32,
+        coordinate: pg_sys::SortCoordinate,
+    ) -> Self {
         let mut key_column: pg_sys::AttrNumber = 1;
         let mut operator = less;
         let mut collation = pg_sys::InvalidOid;
         let mut nulls_first = false;
         // SAFETY: the descriptor gets one entry per column (numbered from 1); the slots and the
         // sort are created in the current memory context for this descriptor, and the sort
-        // copies the key arrays it is given.
+        // copies the key arrays it is given; the coordinate is null or outlives the sort.
         unsafe {
             let desc = pg_sys::CreateTemplateTupleDesc(columns.len() as i32);
             for (i, (name, typ)) in columns.iter().enumerate() {
@@ -75,7 +85,7 @@ impl Tuplesort {
                 &mut collation,
                 &mut nulls_first,
                 work_mem,
-                std::ptr::null_mut(),
+                coordinate,
                 pg_sys::TUPLESORT_NONE as i32,
             );
             Tuplesort {

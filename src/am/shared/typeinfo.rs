@@ -17,10 +17,10 @@
 
 use crate::fmgr;
 use crate::storage::Relation;
-use crate::stores::hnsw::format::varlena_size;
 use half::f16;
 use pgrx::{ereport, pg_sys, PgSqlErrorCode};
 use vector_distance::sparse::SparseRef;
+use vector_formats::varlena::{BitRef, DenseElement, DenseRef, SparsevecRef};
 
 /// `HNSW_DISTANCE_PROC`, `IVFFLAT_DISTANCE_PROC`.
 pub const DISTANCE_PROC: u16 = 1;
@@ -157,8 +157,8 @@ impl TypeInfo {
     /// pgvector's `checkValue`: values that cannot be indexed although the type accepts them.
     pub fn check_value(&self, value: &[u8]) {
         if self.kind == ValueKind::Sparsevec {
-            if let Some(sparse) = sparse_parts(value) {
-                if sparse.nnz > MAX_NNZ {
+            if let Some((_, sparse)) = sparse_parts(value) {
+                if sparse.indices.len() > MAX_NNZ {
                     ereport!(
                         ERROR,
                         PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
@@ -598,72 +598,32 @@ impl Support {
 // Fast path
 // ---------------------------------------------------------------------------------------------
 
-/// `n` elements of `T` at `offset` of `bytes`, if they are there and aligned.
+/// The elements of a `vector` or `halfvec` varlena, read with the checked reader of
+/// `vector_formats` (so the layout is written down once).
 #[inline]
-fn slice_at<T: Plain>(bytes: &[u8], offset: usize, n: usize) -> Option<&[T]> {
-    let len = n.checked_mul(std::mem::size_of::<T>())?;
-    let region = bytes.get(offset..offset.checked_add(len)?)?;
-    if !(region.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()) {
-        return None;
-    }
-    // SAFETY: the region is in bounds, aligned for T and `len` bytes long; T is plain data for
-    // which every bit pattern is a value (Plain), and the borrow keeps `bytes` alive.
-    Some(unsafe { std::slice::from_raw_parts(region.as_ptr().cast::<T>(), n) })
+fn dense_parts<T: DenseElement>(bytes: &[u8]) -> Option<&[T]> {
+    DenseRef::<T>::read(bytes).ok().map(|v| v.x)
 }
 
-/// Types any bit pattern is a valid value of.
-trait Plain: Copy {}
-impl Plain for f32 {}
-impl Plain for i32 {}
-impl Plain for f16 {}
-
+/// A `sparsevec` varlena's dimensions and its indices and values.
 #[inline]
-fn read_i16(bytes: &[u8], at: usize) -> Option<i16> {
-    Some(i16::from_ne_bytes(bytes.get(at..at + 2)?.try_into().ok()?))
+fn sparse_parts(bytes: &[u8]) -> Option<(i32, SparseRef<'_>)> {
+    let v = SparsevecRef::read(bytes).ok()?;
+    Some((
+        v.dim,
+        SparseRef {
+            indices: v.indices,
+            values: v.values,
+        },
+    ))
 }
 
-#[inline]
-fn read_i32(bytes: &[u8], at: usize) -> Option<i32> {
-    Some(i32::from_ne_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
-}
-
-/// The elements of a `vector` or `halfvec` varlena (int32 header, int16 dim, int16 unused).
-#[inline]
-fn dense_parts<T: Plain>(bytes: &[u8]) -> Option<&[T]> {
-    let size = varlena_size(bytes)?;
-    let dim = usize::try_from(read_i16(bytes, 4)?).ok()?;
-    slice_at(&bytes[..size.min(bytes.len())], 8, dim)
-}
-
-struct SparseParts<'a> {
-    dim: i32,
-    nnz: usize,
-    view: SparseRef<'a>,
-}
-
-/// A `sparsevec` varlena: int32 header, dim, nnz, unused, then indices and values.
-#[inline]
-fn sparse_parts(bytes: &[u8]) -> Option<SparseParts<'_>> {
-    let size = varlena_size(bytes)?;
-    let bytes = &bytes[..size.min(bytes.len())];
-    let dim = read_i32(bytes, 4)?;
-    let nnz = usize::try_from(read_i32(bytes, 8)?).ok()?;
-    let indices = slice_at::<i32>(bytes, 16, nnz)?;
-    let values = slice_at::<f32>(bytes, 16 + 4 * nnz, nnz)?;
-    Some(SparseParts {
-        dim,
-        nnz,
-        view: SparseRef { indices, values },
-    })
-}
-
-/// A `bit` varlena: int32 header, int32 bit length, the packed bytes.
+/// A `bit` varlena's length in bits and its packed bytes.
 #[inline]
 fn bit_parts(bytes: &[u8]) -> Option<(usize, &[u8])> {
-    let size = varlena_size(bytes)?;
-    let len = usize::try_from(read_i32(bytes, 4)?).ok()?;
-    let data = bytes.get(8..size)?;
-    (data.len() == len.div_ceil(8)).then_some((len, data))
+    BitRef::read(bytes)
+        .ok()
+        .map(|v| (v.bit_len as usize, v.bytes))
 }
 
 /// A kernel on two stored varlenas: `None` when they must go through the function manager
@@ -672,15 +632,15 @@ type PairFn = fn(&[u8], &[u8]) -> Option<f64>;
 
 /// The distance between two dense values of element type `T`.
 #[inline(always)]
-fn dense_pair<T: Plain>(a: &[u8], b: &[u8], f: impl Fn(&[T], &[T]) -> f64) -> Option<f64> {
+fn dense_pair<T: DenseElement>(a: &[u8], b: &[u8], f: impl Fn(&[T], &[T]) -> f64) -> Option<f64> {
     let (x, y) = (dense_parts::<T>(a)?, dense_parts::<T>(b)?);
     (x.len() == y.len()).then(|| f(x, y))
 }
 
 #[inline(always)]
 fn sparse_pair(a: &[u8], b: &[u8], f: impl Fn(SparseRef<'_>, SparseRef<'_>) -> f64) -> Option<f64> {
-    let (x, y) = (sparse_parts(a)?, sparse_parts(b)?);
-    (x.dim == y.dim).then(|| f(x.view, y.view))
+    let ((xd, x), (yd, y)) = (sparse_parts(a)?, sparse_parts(b)?);
+    (xd == yd).then(|| f(x, y))
 }
 
 #[inline(always)]
@@ -770,7 +730,7 @@ impl NormKernel {
         match self {
             NormKernel::Vector => Some(s::norm(dense_parts::<f32>(a)?)),
             NormKernel::Halfvec => Some(h::norm(dense_parts::<f16>(a)?)),
-            NormKernel::Sparsevec => Some(sparse::norm(sparse_parts(a)?.view)),
+            NormKernel::Sparsevec => Some(sparse::norm(sparse_parts(a)?.1)),
         }
     }
 }
