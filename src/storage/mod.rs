@@ -34,6 +34,7 @@ pub mod pinned;
 pub use buffer::{
     HeldPages, Image, PageMut, PageReadGuard, PageWriteGuard, ReadMode, WriteMode, MAX_WRITE_PAGES,
 };
+use page::{read_u16, BLCKSZ};
 pub use page::{BlockNumber, ItemPointer, OffsetNumber, PageRef};
 use pinned::PinnedPage;
 
@@ -123,18 +124,23 @@ impl Relation {
 
     /// Raises the error of [`Relation::with_page_id`] if `page` (just locked) is not one of
     /// this relation's pages.
+    #[inline]
     pub(super) fn check_page_id(&self, block: BlockNumber, page: PageRef<'_>) {
         let Some(expected) = self.page_id else {
             return;
         };
-        let special = page.special();
-        let found = special
-            .len()
-            .checked_sub(2)
-            .map(|at| u16::from_ne_bytes([special[at], special[at + 1]]));
-        if found == Some(expected) {
+        // A page with a special space ends with it (PageInit), so its last two bytes are the
+        // page id: two reads on the hot path, the careful decoding only for a mismatch.
+        let bytes = page.bytes();
+        let special = usize::from(read_u16(bytes, 16));
+        if special < BLCKSZ - 1 && read_u16(bytes, BLCKSZ - 2) == expected {
             return;
         }
+        self.page_id_error(block, page)
+    }
+
+    #[cold]
+    fn page_id_error(&self, block: BlockNumber, page: PageRef<'_>) -> ! {
         let message = if page.header().upper == 0 {
             format!(
                 "index \"{}\" contains unexpected zero page at block {block}",

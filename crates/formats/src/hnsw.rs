@@ -168,6 +168,7 @@ pub const fn neighbor_tuple_size(level: u8, m: usize) -> usize {
 }
 
 /// `HnswGetLayerM`: neighbor slots on `layer` (`2 * m` on layer 0, `m` above).
+#[inline]
 pub const fn layer_m(m: usize, layer: u8) -> usize {
     if layer == 0 {
         2 * m
@@ -178,6 +179,7 @@ pub const fn layer_m(m: usize, layer: u8) -> usize {
 
 /// The slots of `layer` inside the neighbor tuple of an element whose top layer is `level`
 /// (layers are stored from the top down). Panics if `layer > level`.
+#[inline]
 pub fn layer_slots(level: u8, m: usize, layer: u8) -> std::ops::Range<usize> {
     assert!(layer <= level, "layer {layer} above element level {level}");
     let start = usize::from(level - layer) * m;
@@ -352,6 +354,7 @@ pub enum TupleKind {
 }
 
 /// The kind of tuple `item` holds.
+#[inline]
 pub fn tuple_kind(item: &[u8]) -> TupleKind {
     match item.first() {
         Some(&ELEMENT_TUPLE_TYPE) => TupleKind::Element,
@@ -362,6 +365,7 @@ pub fn tuple_kind(item: &[u8]) -> TupleKind {
 }
 
 /// The size of a plain 4-byte-header varlena (at least its header), `None` for any other.
+#[inline]
 fn varlena_size(bytes: &[u8]) -> Option<usize> {
     crate::varlena::varsize_4b(bytes).filter(|&size| size >= 4)
 }
@@ -374,6 +378,7 @@ pub struct ElementView<'a> {
 
 impl<'a> ElementView<'a> {
     /// Checks the type byte and the fixed part's length.
+    #[inline]
     pub fn parse(item: &'a [u8]) -> Result<Self, FormatError> {
         need("element tuple", item, ELEMENT_HEADER_SIZE)?;
         if item[ELEMENT_TYPE] != ELEMENT_TUPLE_TYPE {
@@ -386,35 +391,42 @@ impl<'a> ElementView<'a> {
     }
 
     /// The whole item.
+    #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
     /// Top layer of the element.
+    #[inline]
     pub fn level(&self) -> u8 {
         self.bytes[ELEMENT_LEVEL]
     }
 
     /// The raw `deleted` byte (pgvector writes 0 or 1).
+    #[inline]
     pub fn deleted_byte(&self) -> u8 {
         self.bytes[ELEMENT_DELETED]
     }
 
+    #[inline]
     pub fn deleted(&self) -> bool {
         self.deleted_byte() != 0
     }
 
+    #[inline]
     pub fn version(&self) -> u8 {
         self.bytes[ELEMENT_VERSION]
     }
 
     /// Heap TID slot `i` (`i < HEAPTIDS`), valid or not.
+    #[inline]
     pub fn heap_tid(&self, i: usize) -> ItemPointer {
         assert!(i < HEAPTIDS);
         ItemPointer::decode(&self.bytes[ELEMENT_HEAPTIDS + i * ITEM_POINTER_SIZE..])
     }
 
     /// The heap TIDs in use: the slots before the first invalid one, as pgvector reads them.
+    #[inline]
     pub fn heap_tids(&self) -> impl Iterator<Item = ItemPointer> + 'a {
         let view = *self;
         (0..HEAPTIDS)
@@ -423,11 +435,13 @@ impl<'a> ElementView<'a> {
     }
 
     /// No heap TID left: vacuum is about to delete the element.
+    #[inline]
     pub fn has_no_heap_tids(&self) -> bool {
         !self.heap_tid(0).is_valid()
     }
 
     /// Where the element's neighbor tuple is.
+    #[inline]
     pub fn neighbor_tid(&self) -> ItemPointer {
         ItemPointer::decode(&self.bytes[ELEMENT_NEIGHBORTID..])
     }
@@ -438,6 +452,7 @@ impl<'a> ElementView<'a> {
     }
 
     /// Everything after the fixed part: the value varlena, then alignment padding.
+    #[inline]
     pub fn data(&self) -> &'a [u8] {
         &self.bytes[ELEMENT_HEADER_SIZE..]
     }
@@ -445,6 +460,7 @@ impl<'a> ElementView<'a> {
     /// The value as a varlena (header included), `None` if its header is not a plain 4-byte
     /// one or claims more bytes than the item has (as for a deleted element, whose value is
     /// zeroed).
+    #[inline]
     pub fn value(&self) -> Option<&'a [u8]> {
         let data = self.data();
         let size = varlena_size(data)?;
@@ -523,6 +539,7 @@ pub struct ElementMut<'a> {
 }
 
 impl<'a> ElementMut<'a> {
+    #[inline]
     pub fn parse(item: &'a mut [u8]) -> Result<Self, FormatError> {
         ElementView::parse(item)?;
         Ok(ElementMut { bytes: item })
@@ -583,6 +600,7 @@ pub struct NeighborView<'a> {
 
 impl<'a> NeighborView<'a> {
     /// Checks the type byte and that `count` TIDs fit in the item.
+    #[inline]
     pub fn parse(item: &'a [u8]) -> Result<Self, FormatError> {
         need("neighbor tuple", item, NEIGHBOR_HEADER_SIZE)?;
         if item[NEIGHBOR_TYPE] != NEIGHBOR_TUPLE_TYPE {
@@ -600,26 +618,31 @@ impl<'a> NeighborView<'a> {
         Ok(NeighborView { bytes: item })
     }
 
+    #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
+    #[inline]
     pub fn version(&self) -> u8 {
         self.bytes[NEIGHBOR_VERSION]
     }
 
     /// Number of slots, `(level + 2) * m` for a current tuple.
+    #[inline]
     pub fn count(&self) -> usize {
         usize::from(read_u16(self.bytes, NEIGHBOR_COUNT))
     }
 
     /// Slot `i` (`i < count()`), valid or not.
+    #[inline]
     pub fn tid(&self, i: usize) -> ItemPointer {
         assert!(i < self.count(), "neighbor slot {i} of {}", self.count());
         ItemPointer::decode(&self.bytes[NEIGHBOR_HEADER_SIZE + i * ITEM_POINTER_SIZE..])
     }
 
     /// All slots in order (top layer first), valid or not.
+    #[inline]
     pub fn tids(&self) -> impl Iterator<Item = ItemPointer> + 'a {
         let view = *self;
         (0..self.count()).map(move |i| view.tid(i))
@@ -627,12 +650,14 @@ impl<'a> NeighborView<'a> {
 
     /// The check pgvector makes before trusting a neighbor tuple read outside the element's
     /// page lock: same version as the element, and the slot count its level and `m` give.
+    #[inline]
     pub fn matches(&self, version: u8, level: u8, m: usize) -> bool {
         self.version() == version && self.count() == neighbor_count(level, m)
     }
 
     /// The neighbors of one layer: the slots of `layer` up to the first invalid one. Empty if
     /// the tuple is too short for `level` and `m` (check [`matches`](Self::matches) first).
+    #[inline]
     pub fn layer(&self, level: u8, m: usize, layer: u8) -> impl Iterator<Item = ItemPointer> + 'a {
         let view = *self;
         let slots = layer_slots(level, m, layer);
@@ -698,6 +723,7 @@ pub struct NeighborMut<'a> {
 }
 
 impl<'a> NeighborMut<'a> {
+    #[inline]
     pub fn parse(item: &'a mut [u8]) -> Result<Self, FormatError> {
         NeighborView::parse(item)?;
         Ok(NeighborMut { bytes: item })

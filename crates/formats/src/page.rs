@@ -42,19 +42,23 @@ pub const fn maxalign(len: usize) -> usize {
 }
 
 /// A native-endian `uint16` at `at` (page bytes are in the server's byte order).
+#[inline]
 pub fn read_u16(bytes: &[u8], at: usize) -> u16 {
     u16::from_ne_bytes([bytes[at], bytes[at + 1]])
 }
 
 /// A native-endian `uint32` at `at`.
+#[inline]
 pub fn read_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
+#[inline]
 pub fn write_u16(bytes: &mut [u8], at: usize, value: u16) {
     bytes[at..at + 2].copy_from_slice(&value.to_ne_bytes());
 }
 
+#[inline]
 pub fn write_u32(bytes: &mut [u8], at: usize, value: u32) {
     bytes[at..at + 4].copy_from_slice(&value.to_ne_bytes());
 }
@@ -76,6 +80,7 @@ pub const CHAIN_OPAQUE_SIZE: usize = 8;
 
 impl ChainOpaque {
     /// A fresh page's: no next page.
+    #[inline]
     pub const fn new(page_id: u16) -> Self {
         ChainOpaque {
             next_blkno: INVALID_BLOCK_NUMBER,
@@ -85,6 +90,7 @@ impl ChainOpaque {
     }
 
     /// Reads a page's special space; `None` if it is too short.
+    #[inline]
     pub fn decode(special: &[u8]) -> Option<Self> {
         (special.len() >= CHAIN_OPAQUE_SIZE).then(|| ChainOpaque {
             next_blkno: read_u32(special, 0),
@@ -106,6 +112,7 @@ impl ChainOpaque {
     }
 
     /// The next page of the chain, [`INVALID_BLOCK_NUMBER`] if the space is too short.
+    #[inline]
     pub fn next_of(special: &[u8]) -> BlockNumber {
         Self::decode(special).map_or(INVALID_BLOCK_NUMBER, |o| o.next_blkno)
     }
@@ -126,6 +133,7 @@ impl ItemPointer {
         offset: INVALID_OFFSET_NUMBER,
     };
 
+    #[inline]
     pub const fn new(block: BlockNumber, offset: OffsetNumber) -> Self {
         ItemPointer { block, offset }
     }
@@ -136,6 +144,7 @@ impl ItemPointer {
     }
 
     /// Reads the six bytes at the start of `bytes`.
+    #[inline]
     pub fn decode(bytes: &[u8]) -> Self {
         let hi = read_u16(bytes, 0) as u32;
         let lo = read_u16(bytes, 2) as u32;
@@ -190,6 +199,7 @@ impl ItemId {
 
     /// Decodes the word as the C compiler lays the bit fields out
     /// (`lp_off:15, lp_flags:2, lp_len:15`, first field in the low bits on little-endian).
+    #[inline]
     pub fn from_word(word: u32) -> Self {
         #[cfg(target_endian = "little")]
         let (offset, flags, len) = (word & 0x7fff, (word >> 15) & 3, word >> 17);
@@ -220,6 +230,7 @@ impl ItemId {
     }
 
     /// `ItemIdHasStorage`: the line pointer points at bytes on the page.
+    #[inline]
     pub fn has_storage(&self) -> bool {
         self.len != 0
     }
@@ -240,6 +251,7 @@ pub struct PageHeader {
 }
 
 impl PageHeader {
+    #[inline]
     pub fn decode(page: &[u8]) -> Self {
         let xlogid = u64::from(read_u32(page, 0));
         let xrecoff = u64::from(read_u32(page, 4));
@@ -268,12 +280,14 @@ impl PageHeader {
     }
 
     /// The page was never initialized (`PageIsNew`).
+    #[inline]
     pub fn is_new(&self) -> bool {
         self.upper == 0
     }
 
     /// `pd_lower <= pd_upper <= pd_special <= BLCKSZ`, with the special area aligned: what every
     /// reader below relies on. `PageIsNew` pages are not consistent.
+    #[inline]
     pub fn is_consistent(&self, page_len: usize) -> bool {
         let (lower, upper, special) = (
             usize::from(self.lower),
@@ -299,36 +313,43 @@ pub struct PageRef<'a> {
 
 impl<'a> PageRef<'a> {
     /// Panics unless `bytes` is exactly one page.
+    #[inline]
     pub fn new(bytes: &'a [u8]) -> Self {
         assert_eq!(bytes.len(), BLCKSZ, "a page is {BLCKSZ} bytes");
         PageRef { bytes }
     }
 
+    #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
+    #[inline]
     pub fn header(&self) -> PageHeader {
         PageHeader::decode(self.bytes)
     }
 
     /// `PageIsNew`.
+    #[inline]
     pub fn is_new(&self) -> bool {
         self.header().is_new()
     }
 
     /// `PageGetMaxOffsetNumber`.
+    #[inline]
     pub fn max_offset(&self) -> OffsetNumber {
         max_offset(self.bytes)
     }
 
     /// The line pointer for `offset` (1-based), if the page has one.
+    #[inline]
     pub fn item_id(&self, offset: OffsetNumber) -> Option<ItemId> {
         item_id(self.bytes, offset)
     }
 
     /// The bytes of item `offset` (`PageGetItem`), `lp_len` long; `None` if there is no such
     /// line pointer, it has no storage, or it points outside the item area.
+    #[inline]
     pub fn item(&self, offset: OffsetNumber) -> Option<&'a [u8]> {
         item_range(self.bytes, offset).map(|r| &self.bytes[r])
     }
@@ -340,27 +361,32 @@ impl<'a> PageRef<'a> {
     }
 
     /// The special space (`PageGetSpecialPointer` up to the end of the page).
+    #[inline]
     pub fn special(&self) -> &'a [u8] {
         &self.bytes[special_range(self.bytes)]
     }
 
     /// `PageGetContents` up to the special space: where a metapage keeps its data.
+    #[inline]
     pub fn contents(&self) -> &'a [u8] {
         &self.bytes[contents_range(self.bytes)]
     }
 
     /// `PageGetExactFreeSpace`: the gap between the line pointers and the items.
+    #[inline]
     pub fn exact_free_space(&self) -> usize {
         exact_free_space(self.bytes)
     }
 
     /// `PageGetFreeSpace`: the gap less one line pointer (what one new item can use).
+    #[inline]
     pub fn free_space(&self) -> usize {
         self.exact_free_space().saturating_sub(ITEM_ID_SIZE)
     }
 }
 
 /// `PageGetMaxOffsetNumber` on raw page bytes.
+#[inline]
 pub fn max_offset(page: &[u8]) -> OffsetNumber {
     let lower = usize::from(read_u16(page, 12));
     if lower <= PAGE_HEADER_SIZE {
@@ -371,6 +397,7 @@ pub fn max_offset(page: &[u8]) -> OffsetNumber {
 }
 
 /// The line pointer for `offset` on raw page bytes.
+#[inline]
 pub fn item_id(page: &[u8], offset: OffsetNumber) -> Option<ItemId> {
     if offset == INVALID_OFFSET_NUMBER || offset > max_offset(page) {
         return None;
@@ -383,6 +410,7 @@ pub fn item_id(page: &[u8], offset: OffsetNumber) -> Option<ItemId> {
 }
 
 /// The byte range of item `offset`, checked to lie between `pd_upper` and `pd_special`.
+#[inline]
 pub fn item_range(page: &[u8], offset: OffsetNumber) -> Option<std::ops::Range<usize>> {
     let id = item_id(page, offset)?;
     if !id.has_storage() {
@@ -400,6 +428,7 @@ pub fn item_range(page: &[u8], offset: OffsetNumber) -> Option<std::ops::Range<u
 }
 
 /// The byte range of the special space, empty if `pd_special` is out of bounds.
+#[inline]
 pub fn special_range(page: &[u8]) -> std::ops::Range<usize> {
     let special = usize::from(read_u16(page, 16));
     if special < PAGE_HEADER_SIZE || special > page.len() {
@@ -410,6 +439,7 @@ pub fn special_range(page: &[u8]) -> std::ops::Range<usize> {
 }
 
 /// The byte range from `PageGetContents` to the special space.
+#[inline]
 pub fn contents_range(page: &[u8]) -> std::ops::Range<usize> {
     let start = maxalign(PAGE_HEADER_SIZE);
     let end = special_range(page).start.max(start);
@@ -417,24 +447,28 @@ pub fn contents_range(page: &[u8]) -> std::ops::Range<usize> {
 }
 
 /// `PageGetExactFreeSpace` on raw page bytes.
+#[inline]
 pub fn exact_free_space(page: &[u8]) -> usize {
     let header = PageHeader::decode(page);
     usize::from(header.upper).saturating_sub(usize::from(header.lower))
 }
 
 /// Mutable access to item `offset`, with the same checks as [`PageRef::item`].
+#[inline]
 pub fn item_mut(page: &mut [u8], offset: OffsetNumber) -> Option<&mut [u8]> {
     let range = item_range(page, offset)?;
     Some(&mut page[range])
 }
 
 /// Mutable access to the special space.
+#[inline]
 pub fn special_mut(page: &mut [u8]) -> &mut [u8] {
     let range = special_range(page);
     &mut page[range]
 }
 
 /// Mutable access to the page contents (`PageGetContents` up to the special space).
+#[inline]
 pub fn contents_mut(page: &mut [u8]) -> &mut [u8] {
     let range = contents_range(page);
     &mut page[range]
