@@ -67,3 +67,9 @@ IF NOT EXISTS (SELECT 1 FROM pg_am WHERE amname = 'ivfflat') THEN
 END IF;
 END
 $ivfflat$;
+
+-- Added by this library: what the last ivfflat index scan of this session did.
+CREATE FUNCTION ivfflat_last_scan_stats(OUT lists bigint, OUT pages bigint, OUT hits bigint,
+    OUT reads bigint, OUT prefetched bigint, OUT unused_prefetches bigint,
+    OUT mean_in_flight double precision, OUT heap_prefetches bigint)
+    RETURNS record AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL RESTRICTED;

@@ -50,6 +50,28 @@ ROOT = Path(__file__).resolve().parents[2]
 INDEX = "items_hnsw"
 
 
+def use_access_method(am: str) -> None:
+    """Benchmarks the ivfflat index instead of hnsw (`--am`, cold.py)."""
+    global INDEX
+    INDEX = f"items_{am}"
+
+
+def index_ddl(a) -> str:
+    """The CREATE INDEX of the benchmark's index."""
+    if getattr(a, "am", "hnsw") == "ivfflat":
+        return (f"CREATE INDEX {INDEX} ON items USING ivfflat (embedding vector_l2_ops) "
+                f"WITH (lists = {a.lists})")
+    return (f"CREATE INDEX {INDEX} ON items USING hnsw (embedding vector_l2_ops) "
+            f"WITH (m = {a.m}, ef_construction = {a.ef_construction})")
+
+
+def search_settings(a) -> dict[str, str]:
+    """The setting of how much of the index a search reads."""
+    if getattr(a, "am", "hnsw") == "ivfflat":
+        return {"ivfflat.probes": str(a.probes)}
+    return {"hnsw.ef_search": str(a.ef_search)}
+
+
 # --------------------------------------------------------------------------------------
 # Servers
 
@@ -451,8 +473,7 @@ class Bench:
             srv.psql(f"DROP INDEX IF EXISTS {INDEX}; CHECKPOINT;", db)
             t0 = time.perf_counter()
             try:
-                srv.psql(f"CREATE INDEX {INDEX} ON items USING hnsw (embedding vector_l2_ops) "
-                         f"WITH (m = {a.m}, ef_construction = {a.ef_construction})", db,
+                srv.psql(index_ddl(a), db,
                          {"maintenance_work_mem": f"'{a.maintenance_work_mem}'",
                           "max_parallel_maintenance_workers": str(a.parallel_workers),
                           "client_min_messages": "notice"})
@@ -478,7 +499,7 @@ class Bench:
             raise RuntimeError(f"[{srv.name}] the index is not used:\n{plan}")
 
     def run_chunk(self, srv: Server, db: str, mode: CacheMode, lo: int, hi: int):
-        settings = {"hnsw.ef_search": str(self.args.ef_search), "jit": "off"}
+        settings = {**search_settings(self.args), "jit": "off"}
         before = mode.before_query.replace("'", "''")
         out = srv.psql(f"SELECT NULL::vector; SELECT qid, micros, ids FROM "
                        f"bench_run({lo}, {hi}, {self.k}, '{before}');", db, settings)
@@ -491,7 +512,7 @@ class Bench:
         return rows
 
     def buffers_chunk(self, srv: Server, db: str, mode: CacheMode, lo: int, hi: int):
-        settings = {"hnsw.ef_search": str(self.args.ef_search), "jit": "off"}
+        settings = {**search_settings(self.args), "jit": "off"}
         before = mode.before_query.replace("'", "''")
         out = srv.psql(f"SELECT NULL::vector; SELECT qid, hit, read FROM "
                        f"bench_buffers({lo}, {hi}, {self.k}, '{before}');", db, settings)

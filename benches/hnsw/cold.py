@@ -100,9 +100,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench  # noqa: E402
 from bench import (  # noqa: E402  (after the sys.path line, so that the script runs from anywhere)
     CACHE_MODES,
-    INDEX,
     ROOT,
     Bench,
     Dataset,
@@ -133,6 +133,7 @@ DEFAULT_LOOKAHEAD = 0  # hnsw.prefetch_lookahead's default in our library
 LOOKAHEAD = 2  # the look-ahead measured against it at every eic
 EXTRA_EIC = 16  # the eic of the look-ahead and table-prefetch variants
 ONLY: set[str] = set()  # --only: the keys of ours' configurations to run (all when empty)
+AM = "hnsw"  # --am
 
 
 # --------------------------------------------------------------------------------------
@@ -166,10 +167,11 @@ class Config:
             label += f", look-ahead {self.lookahead}"
         return label + ("" if self.heap_prefetch else ", no table prefetch")
 
-    def settings(self, eic: int, ef_search: int) -> dict[str, str]:
-        s = {"effective_io_concurrency": str(eic), "hnsw.ef_search": str(ef_search),
-             "jit": "off"}
-        if self.side == "ours":
+    def settings(self, eic: int, args) -> dict[str, str]:
+        s = {"effective_io_concurrency": str(eic), **bench.search_settings(args), "jit": "off"}
+        if self.side == "ours" and args.am == "ivfflat":
+            s["ivfflat.io_method"] = self.io_method
+        elif self.side == "ours":
             s["hnsw.io_method"] = self.io_method
             if self.lookahead is not None:
                 s["hnsw.prefetch_lookahead"] = str(self.lookahead)
@@ -185,7 +187,24 @@ PLOTTED = [PGVECTOR, OURS_DEFAULT, Config("ours", "read_stream", DEFAULT_LOOKAHE
            Config("ours", "off")]
 
 
+def plotted() -> list[Config]:
+    if AM == "ivfflat":
+        return [PGVECTOR, Config("ours", "prefetch"), Config("ours", "off")]
+    return PLOTTED
+
+
+def index_params(args) -> str:
+    """The index's and the search's parameters, for the report."""
+    if AM == "ivfflat":
+        return f"lists = {args.lists}, probes = {args.probes}"
+    return (f"m = {args.m}, ef_construction = {args.ef_construction}, "
+            f"ef_search = {args.ef_search}")
+
+
 def ours_configs(eic: int) -> list[Config]:
+    if AM == "ivfflat":
+        configs = [Config("ours", "prefetch"), Config("ours", "off")]
+        return [c for c in configs if not ONLY or c.key in ONLY]
     configs = [OURS_DEFAULT, Config("ours", "prefetch", LOOKAHEAD),
                Config("ours", "read_stream", DEFAULT_LOOKAHEAD),
                Config("ours", "read_stream", LOOKAHEAD), Config("ours", "off")]
@@ -312,7 +331,7 @@ RETURNS TABLE (qid int, micros float8, ids int[], idx_read bigint, idx_hit bigin
 DECLARE
   r record;
   t0 timestamptz;
-  idx oid := '{INDEX}'::regclass;
+  idx oid := '{bench.INDEX}'::regclass;
   tbl oid[];
   f0 bigint; h0 bigint; tf0 bigint; th0 bigint;
   query text := format('SELECT array_agg(id) FROM (SELECT id FROM items '
@@ -360,7 +379,7 @@ def stats_sql(tag: str) -> str:
   coalesce(t.heap_blks_read, 0) + coalesce(t.toast_blks_read, 0) + coalesce(t.tidx_blks_read, 0),
   coalesce(t.heap_blks_hit, 0) + coalesce(t.toast_blks_hit, 0) + coalesce(t.tidx_blks_hit, 0)
   FROM pg_statio_user_indexes i, pg_statio_user_tables t
- WHERE i.indexrelname = '{INDEX}' AND i.relname = 'items' AND t.relname = 'items'
+ WHERE i.indexrelname = '{bench.INDEX}' AND i.relname = 'items' AND t.relname = 'items'
    AND i.schemaname = 'public' AND t.schemaname = 'public';
 """
 
@@ -451,6 +470,8 @@ def library_fingerprint(srv: Server) -> str:
 
 
 def index_signature(srv: Server, args) -> str:
+    if args.am == "ivfflat":
+        return f"lists={args.lists} vector.so={library_fingerprint(srv)}"
     return (f"m={args.m} ef_construction={args.ef_construction} "
             f"vector.so={library_fingerprint(srv)}")
 
@@ -464,14 +485,14 @@ def rebuild_reason(srv: Server, ds: Dataset, args) -> tuple[str, bool]:
     has_state = srv.psql(f"SELECT to_regclass('{INDEX_STATE}') IS NOT NULL", db).strip() == "t"
     state = srv.psql(f"SELECT signature, filenode, clean FROM {INDEX_STATE}", db).strip() \
         if has_state else ""
-    filenode = srv.psql(f"SELECT pg_relation_filenode(to_regclass('{INDEX}'))", db).strip()
+    filenode = srv.psql(f"SELECT pg_relation_filenode(to_regclass('{bench.INDEX}'))", db).strip()
     signature, built_filenode, clean = (state.split("|") + ["", "", ""])[:3]
     if args.rebuild:
         return "--rebuild", False
     if not filenode:
         return "no index", False
     if built_filenode != filenode:
-        definition = srv.psql(f"SELECT pg_get_indexdef('{INDEX}'::regclass)", db).strip()
+        definition = srv.psql(f"SELECT pg_get_indexdef('{bench.INDEX}'::regclass)", db).strip()
         rows_clean = srv.psql(f"SELECT coalesce(max(id), 0) <= {ds.n} FROM items",
                               db).strip() == "t"
         if srv.name == "pgvector" and definition == index_definition(args) and rows_clean:
@@ -486,14 +507,17 @@ def rebuild_reason(srv: Server, ds: Dataset, args) -> tuple[str, bool]:
 
 
 def index_definition(args) -> str:
-    return (f"CREATE INDEX {INDEX} ON public.items USING hnsw (embedding vector_l2_ops) "
+    if args.am == "ivfflat":
+        return (f"CREATE INDEX {bench.INDEX} ON public.items USING ivfflat (embedding vector_l2_ops) "
+                f"WITH (lists='{args.lists}')")
+    return (f"CREATE INDEX {bench.INDEX} ON public.items USING hnsw (embedding vector_l2_ops) "
             f"WITH (m='{args.m}', ef_construction='{args.ef_construction}')")
 
 
 def record_index(srv: Server, db: str, args) -> None:
     srv.psql(f"CREATE TABLE IF NOT EXISTS {INDEX_STATE} (signature text, filenode oid, "
              f"clean bool); TRUNCATE {INDEX_STATE}; INSERT INTO {INDEX_STATE} VALUES "
-             f"('{index_signature(srv, args)}', pg_relation_filenode('{INDEX}'), true);", db)
+             f"('{index_signature(srv, args)}', pg_relation_filenode('{bench.INDEX}'), true);", db)
 
 
 def ensure_index(name: str, srv: Server, ds: Dataset, args) -> dict | None:
@@ -502,15 +526,15 @@ def ensure_index(name: str, srv: Server, ds: Dataset, args) -> dict | None:
     db = ds.database
     reason, adopt = rebuild_reason(srv, ds, args)
     if adopt:
-        log(f"[{name}] adopting the {INDEX} there ({index_definition(args)})")
+        log(f"[{name}] adopting the {bench.INDEX} there ({index_definition(args)})")
         record_index(srv, db, args)
         return None
     if not reason:
-        log(f"[{name}] keeping {INDEX} ({index_signature(srv, args)})")
+        log(f"[{name}] keeping {bench.INDEX} ({index_signature(srv, args)})")
         return None
-    log(f"[{name}] building {INDEX}: {reason}")
+    log(f"[{name}] building {bench.INDEX}: {reason}")
     # Without the index first: a VACUUM through an hnsw index repairs its graph.
-    srv.psql(f"DROP INDEX IF EXISTS {INDEX}; DELETE FROM items WHERE id > {ds.n}; "
+    srv.psql(f"DROP INDEX IF EXISTS {bench.INDEX}; DELETE FROM items WHERE id > {ds.n}; "
              "VACUUM items;", db)
     side = SideResult()
     Bench(args, {name: srv}).build(ds, {name: side}, 0)
@@ -551,7 +575,7 @@ def measure(srv: Server, cg: MemoryCgroup, ds: Dataset, cfg: Config, eic: int, m
     """One run: all queries of one configuration in one session, in cache mode `mode`
     (cold, warm or resident)."""
     k, first, last, warmup = args.k, 1, args.queries, args.pool
-    sql = session_prefix(cfg.settings(eic, args.ef_search))
+    sql = session_prefix(cfg.settings(eic, args))
     # Untimed: code pages, relcache, plan paths; in cold mode its pages are evicted next.
     sql += f"SELECT 'warmup', count(*) FROM cold_run({warmup}, {warmup}, {k}, '');\n"
     before = ""
@@ -632,20 +656,20 @@ def dry_run(servers: dict[str, Server], ds: Dataset, args) -> None:
     for name, srv in servers.items():
         db = ds.database
         if not srv.database_exists(db):
-            log(f"[{name}] database {db} missing: would load it and build {INDEX}")
+            log(f"[{name}] database {db} missing: would load it and build {bench.INDEX}")
             continue
         want = f"{ds.signature} {srv.extension_fingerprint()}"
         loaded = srv.psql("SELECT signature FROM bench_dataset", db).strip()
         if loaded != want:
             log(f"[{name}] database {db} is stale ({loaded} != {want}): would reload it and "
-                f"build {INDEX}")
+                f"build {bench.INDEX}")
             continue
         reason, adopt = rebuild_reason(srv, ds, args)
-        size = srv.psql(f"SELECT pg_size_pretty(pg_relation_size(to_regclass('{INDEX}')))",
+        size = srv.psql(f"SELECT pg_size_pretty(pg_relation_size(to_regclass('{bench.INDEX}')))",
                         db).strip()
         action = ("would adopt it (bench.py's, same definition)" if adopt else
                   f"would build it ({reason})" if reason else "would keep it")
-        log(f"[{name}] database {db} loaded; {INDEX} ({size or 'none'}): {action}")
+        log(f"[{name}] database {db} loaded; {bench.INDEX} ({size or 'none'}): {action}")
 
 
 def query_phase(mode: str, servers: dict[str, Server], cgroups: dict[str, MemoryCgroup],
@@ -653,7 +677,7 @@ def query_phase(mode: str, servers: dict[str, Server], cgroups: dict[str, Memory
     # One untimed run per server first: a fresh server's first run also pays for touching
     # its shared_buffers pages for the first time (page faults, cgroup charges).
     for side in SIDES:
-        cfg = PGVECTOR if side == "pgvector" else OURS_DEFAULT
+        cfg = PGVECTOR if side == "pgvector" else ours_configs(args.eic[0])[0]
         measure(servers[side], cgroups[side], ds, cfg, args.eic[0], mode, truth, args,
                 note="settling, not reported: ")
     runs = []
@@ -701,7 +725,7 @@ def bulk_insert(srv: Server, cg: MemoryCgroup, ds: Dataset, args) -> dict:
     sql += f"INSERT INTO items SELECT id + {ds.n}, embedding FROM {BULK_TABLE};\n"
     sql += "SELECT 't1', extract(epoch FROM clock_timestamp());\n"
     sql += probe_command(cg, "probe_after") + FLUSH_STATS + stats_sql("after")
-    sql += f"SELECT 'size', pg_relation_size('{INDEX}'), (SELECT count(*) FROM {BULK_TABLE});\n"
+    sql += f"SELECT 'size', pg_relation_size('{bench.INDEX}'), (SELECT count(*) FROM {BULK_TABLE});\n"
     cg.reset_peak()
     out = parse_tagged(srv.psql(sql, db))
     p0, p1 = parse_probe(out["probe_before"][0]), parse_probe(out["probe_after"][0])
@@ -803,15 +827,14 @@ def markdown(args, res: dict, svg_name: str) -> str:
     runs = res["cold"] + res["warm"] + res["resident"]
     eic16 = EXTRA_EIC if EXTRA_EIC in args.eic else min(args.eic, key=lambda e: abs(e - 16))
     L = [
-        "# hnsw with a cold cache: ours vs pgvector 0.8.6",
+        f"# {AM} with a cold cache: ours vs pgvector 0.8.6",
         "",
         f"- started {res['started']}, finished {res['finished']} "
         f"({res['seconds'] / 60:.0f} min); host: {machine(args.workdir)}",
         *(f"- {name} server: {desc}" for name, desc in res["servers"].items()),
         f"- data: {args.n} random vectors of {args.dim} floats (seed {args.seed}), "
         f"{args.queries} queries (a different vector per search, the same ones for every "
-        f"configuration), k = {args.k}, m = {args.m}, ef_construction = "
-        f"{args.ef_construction}, ef_search = {args.ef_search}; index size: "
+        f"configuration), k = {args.k}, {index_params(args)}; index size: "
         + ", ".join(f"{s} {res['index'][s]['mib']:.1f} MiB" for s in SIDES),
         f"- cold: server in a memory cgroup of {args.cgroup_mb} MB, shared_buffers = "
         f"{args.cold_shared_buffers}; before each run the index, the table and its TOAST "
@@ -1024,12 +1047,12 @@ def plot_svg(series: list[tuple[str, list[tuple[int, float]]]], title: str) -> s
 
 def cold_plot(res: dict, args) -> str:
     series = []
-    for cfg in PLOTTED:
+    for cfg in plotted():
         pts = [(r["eic"], r["mean_ms"]) for r in res["cold"] if r["config"] == cfg.key]
         if pts:
             series.append((cfg.label, pts))
-    return plot_svg(series, f"hnsw search with a cold cache, {args.n} x {args.dim}, "
-                            f"ef_search = {args.ef_search}")
+    return plot_svg(series, f"{AM} search with a cold cache, {args.n} x {args.dim}, "
+                            + index_params(args).split(", ")[-1])
 
 
 # --------------------------------------------------------------------------------------
@@ -1073,6 +1096,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--m", type=int, default=16)
     p.add_argument("--ef-construction", type=int, default=64)
     p.add_argument("--ef-search", type=int, default=40)
+    p.add_argument("--am", choices=["hnsw", "ivfflat"], default="hnsw",
+                   help="the index measured (ivfflat: its own default workdir)")
+    p.add_argument("--lists", type=int, default=100, help="ivfflat lists")
+    p.add_argument("--probes", type=int, default=10, help="ivfflat.probes")
     p.add_argument("--maintenance-work-mem", default="2GB", help="for the index builds")
     p.add_argument("--parallel-workers", type=int, default=0,
                    help="max_parallel_maintenance_workers for the index builds")
@@ -1101,7 +1128,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     a.cgroup_mb = a.cgroup_mb or (56 if q else 200)
     a.cold_shared_buffers = a.cold_shared_buffers or ("16MB" if q else "128MB")
     a.bulk_rows = a.bulk_rows or (2_000 if q else 20_000)
-    a.workdir = a.workdir or Path("/tmp/am-tests/cold-quick" if q else "/tmp/am-tests/bench")
+    suffix = "" if a.am == "hnsw" else f"-{a.am}"
+    a.workdir = a.workdir or Path(("/tmp/am-tests/cold-quick" if q else "/tmp/am-tests/bench")
+                                  + suffix)
     # The query vectors come from bench.py's data set (1000 queries, quick 200), so that its
     # cached data files, databases and ground truth are reused; the last one is the
     # untimed warm-up query of every session.
@@ -1114,6 +1143,9 @@ def main(argv: list[str]) -> int:
         print(f"{argv[2]}|{json.dumps(MemoryCgroup(argv[1]).probe())}", flush=True)
         return 0
     args = parse_args(argv)
+    global AM
+    AM = args.am
+    bench.use_access_method(args.am)
     if args.only:
         ONLY.update(key.strip() for key in args.only.split(","))
     if os.geteuid() != 0:
@@ -1152,7 +1184,7 @@ def main(argv: list[str]) -> int:
             load_dataset(srv, ds, items, queries, keep_index=True)
             srv.psql(cold_functions(), db)
             res["index"][name] = {"built": ensure_index(name, srv, ds, args)}
-            res["index"][name]["mib"] = int(srv.psql(f"SELECT pg_relation_size('{INDEX}')",
+            res["index"][name]["mib"] = int(srv.psql(f"SELECT pg_relation_size('{bench.INDEX}')",
                                                      db)) / 2**20
             if bulk_path:
                 ensure_bulk_table(srv, ds, bulk_path)

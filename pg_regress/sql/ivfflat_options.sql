@@ -179,6 +179,6 @@ SHOW ivfflat.max_probes;
 
 SELECT name, setting, unit, category, short_desc, extra_desc, context, vartype, source,
        min_val, max_val, enumvals, boot_val, reset_val
-  FROM pg_settings WHERE name LIKE 'ivfflat.%' ORDER BY name;
+  FROM pg_settings WHERE name LIKE 'ivfflat.%' AND name <> 'ivfflat.io_method' ORDER BY name;
 
 DROP EXTENSION pageinspect;

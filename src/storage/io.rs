@@ -136,7 +136,7 @@ impl BlockSource for RelationBlocks {
 
 /// Shared + local buffer hits and reads of this backend so far.
 #[inline]
-fn buffer_usage() -> Usage {
+pub fn buffer_usage() -> Usage {
     // SAFETY: pgBufferUsage is a plain struct of counters owned by this backend; reading
     // four of its fields through a raw pointer has no side effect.
     unsafe {

@@ -140,6 +140,8 @@ ALTER EXTENSION vector DROP FUNCTION ivfflathandler(internal);
 ALTER EXTENSION vector DROP FUNCTION ivfflat_halfvec_support(internal);
 ALTER EXTENSION vector DROP FUNCTION ivfflat_bit_support(internal);
 DROP FUNCTION ivfflathandler(internal), ivfflat_halfvec_support(internal), ivfflat_bit_support(internal);
+ALTER EXTENSION vector DROP FUNCTION ivfflat_last_scan_stats();
+DROP FUNCTION ivfflat_last_scan_stats();
 UPDATE pg_extension SET extversion = '0.8.6.1' WHERE extname = 'vector';
 SQL
 sql "$OURS" -d compat_ours_0861 -q -c "ALTER EXTENSION vector UPDATE"

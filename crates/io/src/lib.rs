@@ -1,4 +1,5 @@
-//! The cold-read policy of the hnsw graph walks, free of PostgreSQL: when a walk overlaps its
+//! The cold-read policy of the index scans (hnsw's graph walks, ivfflat's list chains), free of
+//! PostgreSQL: when a walk overlaps its
 //! reads, how many it keeps in flight, what it hints and when it forgets a hint, and what it
 //! counts. The extension implements [`BlockSource`] over the buffer manager; [`sim`]
 //! implements it over a simulated disk, to test the policy and predict cold latency.
@@ -7,12 +8,14 @@
 //!   budget and the hint window, read streams, look-ahead hints and their expiry.
 //! * [`layout`]: a batch's ids grouped by block ([`BatchLayout`]).
 //! * [`lookahead`]: captured neighbor lists and look-ahead planning.
+//! * [`chain`]: read-ahead along chains of pages (ivfflat's lists) ([`ChainHints`]).
 //! * [`heap`]: table-row hints of cold scans ([`HeapRowHints`]).
 //! * [`range`]: reading a contiguous block range with a buffer access strategy.
 //! * [`pins`]: how many pages a batch keeps pinned.
 //! * [`settings`], [`counters`], [`source`]: the settings, the counters and the trait.
 //! * [`sim`]: the simulated disk, a simulated hnsw page store, and the predictions.
 
+pub mod chain;
 pub mod counters;
 pub mod heap;
 pub mod layout;
@@ -24,6 +27,7 @@ pub mod settings;
 pub mod sim;
 pub mod source;
 
+pub use chain::ChainHints;
 pub use counters::IoCounters;
 pub use heap::{heap_lookahead_distance, HeapRowHints};
 pub use layout::BatchLayout;

@@ -8,4 +8,5 @@ pub mod handler;
 pub mod insert;
 pub mod options;
 pub mod scan;
+pub mod scan_stats;
 pub mod vacuum;

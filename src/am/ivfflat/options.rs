@@ -14,6 +14,17 @@ static PROBES: PgCell<c_int> = PgCell::new(DEFAULT_PROBES);
 static ITERATIVE_SCAN: PgCell<c_int> = PgCell::new(ITERATIVE_OFF);
 static MAX_PROBES: PgCell<c_int> = PgCell::new(MAX_LISTS);
 static RELOPT_KIND: PgCell<pg_sys::relopt_kind::Type> = PgCell::new(0);
+static IO_METHOD: PgCell<c_int> = PgCell::new(IO_PREFETCH);
+
+/// `ivfflat.io_method` values (ours; pgvector reads list pages one after the other).
+const IO_OFF: c_int = 0;
+const IO_PREFETCH: c_int = 1;
+
+static IO_METHOD_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 3]> = StaticTable([
+    enum_entry(c"off", IO_OFF),
+    enum_entry(c"prefetch", IO_PREFETCH),
+    ENUM_END,
+]);
 
 /// `ivfflat.iterative_scan` values, as pgvector numbers them.
 const ITERATIVE_OFF: c_int = 0;
@@ -97,6 +108,19 @@ pub fn init() {
             None,
             None,
         );
+        pg_sys::DefineCustomEnumVariable(
+            c"ivfflat.io_method".as_ptr(),
+            c"Sets how ivfflat scans read the pages of their lists".as_ptr(),
+            c"prefetch hints the pages ahead of the reads within effective_io_concurrency once they come from a device; off reads one page at a time.".as_ptr(),
+            IO_METHOD.as_ptr(),
+            IO_PREFETCH,
+            IO_METHOD_OPTIONS.0.as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
         pg_sys::MarkGUCPrefixReserved(c"ivfflat".as_ptr());
     }
 }
@@ -147,4 +171,9 @@ pub fn iterative() -> bool {
 /// `ivfflat.max_probes`.
 pub fn max_probes() -> usize {
     MAX_PROBES.get().max(1) as usize
+}
+
+/// Whether `ivfflat.io_method` is `prefetch`.
+pub fn io_prefetch() -> bool {
+    IO_METHOD.get() == IO_PREFETCH
 }

@@ -12,18 +12,30 @@
 //! first). A NULL query puts everything at distance 0. The query is normalized for cosine
 //! operator classes. Results are exact distances in index order, never rechecked.
 //!
+//! Cold lists: reading a list's pages waits on one read after the other. A built list runs
+//! on consecutive pages from its first page to its insert page, so a batch plans those ranges,
+//! list after list in reading order, and [`vector_io::ChainHints`] hints the planned pages
+//! ahead of the reads within `effective_io_concurrency` once reads come from a device (never
+//! while the index is resident). The chain itself is still followed page by page, so a wrong
+//! guess only costs a hint. When the reads were cold, the table blocks of the next rows are
+//! hinted as well. `ivfflat.io_method = off` turns both off; results never change.
+//!
 //! The sort, its slots and the buffer access strategy live in the memory context the scan
 //! was begun in and are ended by `amendscan`; after an ERROR the abort frees them.
 
 use crate::am::ivfflat::options;
+use crate::am::ivfflat::scan_stats::{record_finished_scan, ScanCounters};
 use crate::am::shared::scan::{self as shared_scan, AbortSafe};
 use crate::am::shared::sort::Tuplesort;
 use crate::am::shared::typeinfo::{Method, Support, Value};
+use crate::storage::io::RelationBlocks;
 use crate::storage::{item_pointer_data, AccessStrategy, BlockNumber, Fork, Relation};
 use crate::stores::ivfflat::entries::{self, ValueScratch};
 use crate::stores::ivfflat::lists;
 use pgrx::{pg_guard, pg_sys};
+use std::collections::VecDeque;
 use std::ffi::c_int;
+use vector_io::{heap_lookahead_distance, BlockSource, ChainHints, HeapRowHints};
 
 /// Everything one index scan keeps between calls.
 struct ScanState {
@@ -34,12 +46,23 @@ struct ScanState {
     max_probes: usize,
     /// `None` until the first `amgettuple` after a (re)scan.
     query: Option<Value>,
-    /// Start pages of the lists to read, nearest first, and how many have been read.
-    list_pages: Vec<BlockNumber>,
+    /// First and insert pages of the lists to read, nearest first, and how many have been
+    /// read.
+    list_pages: Vec<(BlockNumber, BlockNumber)>,
     next_list: usize,
     sort: Option<Tuplesort>,
     strategy: Option<AccessStrategy>,
     scratch: ValueScratch,
+    /// Read-ahead along the lists.
+    hints: ChainHints,
+    /// The index's size when the lists were chosen (planned blocks stay below it).
+    nblocks: BlockNumber,
+    lists_read: u64,
+    /// Table read-ahead of cold scans: the next rows, taken from the sort ahead of time.
+    heap_hints: Option<HeapRowHints<RelationBlocks>>,
+    heap_budget: usize,
+    ahead: VecDeque<pg_sys::ItemPointerData>,
+    returned: usize,
 }
 
 impl AbortSafe for ScanState {
@@ -54,7 +77,20 @@ impl AbortSafe for ScanState {
     }
 }
 
+/// Longest run of pages a list is guessed to span (a longer list is still read whole, only
+/// not all of it planned).
+const MAX_GUESS: BlockNumber = 4096;
+
 impl ScanState {
+    /// What this scan did so far, over all its rescans.
+    fn counters(&self) -> ScanCounters {
+        ScanCounters {
+            lists: self.lists_read,
+            io: self.hints.counters,
+            heap_prefetches: self.heap_hints.as_ref().map_or(0, |h| h.issued),
+        }
+    }
+
     /// The next batch: the entries of up to `probes` more lists, sorted.
     fn read_batch(&mut self) {
         let sort = self.sort.as_mut().expect("made at begin");
@@ -62,12 +98,25 @@ impl ScanState {
         let query = self.query.as_ref().expect("set by the first call");
         let distance = self.support.prepare(query);
         sort.reset();
+        self.ahead.clear();
         let end = (self.next_list + self.probes).min(self.list_pages.len());
-        for &start in &self.list_pages[self.next_list..end] {
+        let batch = &self.list_pages[self.next_list..end];
+        let nblocks = self.nblocks;
+        self.hints.plan(batch.iter().flat_map(|&(start, insert)| {
+            let guess = if start <= insert && insert < nblocks && insert - start < MAX_GUESS {
+                insert
+            } else {
+                start
+            };
+            start..=guess
+        }));
+        for &(start, _) in batch {
+            self.lists_read += 1;
             entries::read_list(
                 self.rel,
                 start,
                 strategy,
+                &mut self.hints,
                 &mut self.scratch,
                 |tid, value| {
                     let d = distance.distance_value_first(value);
@@ -79,8 +128,62 @@ impl ScanState {
                 },
             );
         }
+        self.hints.finish_plan();
         self.next_list = end;
         sort.perform();
+    }
+
+    /// The next heap TID in index order, `None` when every planned list has been returned.
+    fn next_tid(&mut self) -> Option<pg_sys::ItemPointerData> {
+        loop {
+            if let Some(tid) = self.ahead.pop_front() {
+                return Some(tid);
+            }
+            if let Some(tid) = self.pull() {
+                return Some(tid);
+            }
+            if self.next_list == self.list_pages.len() {
+                return None;
+            }
+            self.read_batch();
+        }
+    }
+
+    /// The next tuple of the sort.
+    fn pull(&mut self) -> Option<pg_sys::ItemPointerData> {
+        let values = self.sort.as_mut().expect("made at begin").next_tuple()?;
+        // SAFETY: the second column is a tid, by reference into the sort's slot.
+        Some(unsafe { *values[1].cast_mut_ptr::<pg_sys::ItemPointerData>() })
+    }
+
+    /// After cold reads: takes the next rows from the sort ahead of time and hints their
+    /// table blocks (at most the table's I/O concurrency of them, growing as rows are
+    /// returned).
+    fn hint_next_rows(&mut self, heap: pg_sys::Relation) {
+        if heap.is_null() {
+            return;
+        }
+        if self.heap_hints.is_none() {
+            // SAFETY: index_beginscan set heapRelation, open for as long as the scan.
+            let rel = unsafe { Relation::from_raw(heap, Fork::Main) };
+            let mut blocks = RelationBlocks::new(rel, false);
+            self.heap_budget = blocks.platform().io_concurrency;
+            self.heap_hints = Some(HeapRowHints::new(blocks));
+        }
+        let want = heap_lookahead_distance(self.returned, self.heap_budget);
+        while self.ahead.len() < want {
+            let Some(tid) = self.pull() else {
+                break;
+            };
+            self.ahead.push_back(tid);
+        }
+        let blocks = self
+            .ahead
+            .iter()
+            .map(|t| (u32::from(t.ip_blkid.bi_hi) << 16) | u32::from(t.ip_blkid.bi_lo));
+        if let Some(hints) = self.heap_hints.as_mut() {
+            hints.ahead(self.returned, blocks);
+        }
     }
 
     /// The lists to read, nearest first.
@@ -90,9 +193,10 @@ impl ScanState {
         let mut starts = Vec::new();
         let mut distances = Vec::new();
         lists::for_each_list(self.rel, |list, center| {
-            starts.push(list.start_page);
+            starts.push((list.start_page, list.insert_page));
             distances.push(distance.distance_value_first(center));
         });
+        self.nblocks = self.rel.nblocks();
         let nearest = vector_ivf::probes::nearest_lists(distances, self.max_probes);
         self.list_pages = nearest.iter().map(|&i| starts[i as usize]).collect();
         self.next_list = 0;
@@ -131,6 +235,16 @@ pub unsafe extern "C-unwind" fn begin_scan(
         sort: Some(Tuplesort::by_distance()),
         strategy: Some(AccessStrategy::bulk_read()),
         scratch: ValueScratch::default(),
+        hints: ChainHints::new(
+            options::io_prefetch(),
+            RelationBlocks::new(rel, false).platform().io_concurrency,
+        ),
+        nblocks: 0,
+        lists_read: 0,
+        heap_hints: None,
+        heap_budget: 0,
+        ahead: VecDeque::new(),
+        returned: 0,
     };
     // SAFETY: scan was just made in the current context, without an opaque.
     unsafe { shared_scan::attach(scan, state) };
@@ -152,6 +266,11 @@ pub unsafe extern "C-unwind" fn rescan(
         state.query = None;
         state.list_pages.clear();
         state.next_list = 0;
+        state.ahead.clear();
+        state.returned = 0;
+        if let Some(hints) = state.heap_hints.as_mut() {
+            hints.restart();
+        }
         shared_scan::copy_keys(scan, keys, orderbys);
     }
 }
@@ -172,17 +291,14 @@ pub unsafe extern "C-unwind" fn get_tuple(
         state.choose_lists();
         state.read_batch();
     }
-    let tid = loop {
-        let sort = state.sort.as_mut().expect("made at begin");
-        if let Some(values) = sort.next_tuple() {
-            // SAFETY: the second column is a tid, by reference into the sort's slot.
-            break unsafe { *values[1].cast_mut_ptr::<pg_sys::ItemPointerData>() };
-        }
-        if state.next_list == state.list_pages.len() {
-            return false;
-        }
-        state.read_batch();
+    let Some(tid) = state.next_tid() else {
+        return false;
     };
+    state.returned += 1;
+    if state.hints.is_cold() {
+        // SAFETY: scan is live; heapRelation is the scan's table (or null).
+        state.hint_next_rows(unsafe { (*scan).heapRelation });
+    }
     // SAFETY: scan is live; these fields are the AM's outputs.
     unsafe {
         let s = &mut *scan;
@@ -198,5 +314,33 @@ pub unsafe extern "C-unwind" fn get_tuple(
 pub unsafe extern "C-unwind" fn end_scan(scan: pg_sys::IndexScanDesc) {
     // SAFETY: scan was begun by begin_scan; the state is taken out once and dropped (ending
     // its sort and strategy) while the context they live in is still there.
-    unsafe { drop(shared_scan::detach::<ScanState>(scan)) };
+    unsafe {
+        if let Some(state) = shared_scan::detach::<ScanState>(scan) {
+            record_finished_scan(state.counters());
+        }
+    }
+}
+
+/// The counters of an index scan, if `desc` is a live scan of an ivfflat index.
+///
+/// # Safety
+///
+/// `desc` is null or a live index scan descriptor.
+#[cfg_attr(not(feature = "pg18"), allow(dead_code))]
+pub unsafe fn counters_of(desc: pg_sys::IndexScanDesc) -> Option<ScanCounters> {
+    // SAFETY: per the contract; an ivfflat scan's opaque is ours, told apart from other
+    // access methods by the index's amgettuple.
+    unsafe {
+        if desc.is_null() || (*desc).opaque.is_null() {
+            return None;
+        }
+        let am = (*(*desc).indexRelation).rd_indam;
+        if am.is_null()
+            || (*am).amgettuple.map(|f| f as *const () as usize)
+                != Some(get_tuple as *const () as usize)
+        {
+            return None;
+        }
+        shared_scan::peek::<ScanState>(desc).map(ScanState::counters)
+    }
 }

@@ -9,13 +9,16 @@
 //! * Vacuum takes a cleanup lock on each page of a chain and deletes the dead tuples.
 
 use crate::am::shared::typeinfo::Value;
+use crate::storage::io::buffer_usage;
 use crate::storage::{
-    AccessStrategy, BlockNumber, ChainWalk, ItemPointer, ReadMode, Relation, WriteMode,
+    AccessStrategy, BlockNumber, ChainWalk, ItemPointer, Prefetch, ReadMode, Relation, WriteMode,
 };
 use crate::stores::ivfflat::format::{new_opaque, parse_entry, EntryValue, OPAQUE_SIZE};
 use crate::stores::ivfflat::lists::ivfflat_relation;
 use pgrx::pg_sys;
+use std::time::Instant;
 use vector_formats::page::{maxalign, ChainOpaque, OffsetNumber};
+use vector_io::ChainHints;
 
 /// Copies of values that are not plain on the page (short or compressed headers), made plain.
 #[derive(Default)]
@@ -59,11 +62,13 @@ fn bad_entry(rel: Relation, block: BlockNumber, offset: OffsetNumber) -> ! {
 }
 
 /// Calls `visit(heap_tid, value)` for every entry of the list starting at `start`, in chain
-/// and offset order, through `strategy`.
+/// and offset order, through `strategy`; `hints` reads ahead along the plan it was given
+/// when the reads come from a device (and times reads only when it asks to).
 pub fn read_list(
     rel: Relation,
     start: BlockNumber,
     strategy: &AccessStrategy,
+    hints: &mut ChainHints,
     scratch: &mut ValueScratch,
     mut visit: impl FnMut(ItemPointer, &[u8]),
 ) {
@@ -71,7 +76,12 @@ pub fn read_list(
     let mut walk = ChainWalk::new(rel);
     let mut next = walk.next(start);
     while let Some(block) = next {
+        let timed = hints.before_read(block, |b| rel.prefetch_block(b) == Prefetch::Started);
+        let reads = buffer_usage().reads;
+        let started = timed.then(Instant::now);
         let guard = rel.read_page_with(block, ReadMode::Shared, strategy);
+        let hit = buffer_usage().reads == reads;
+        hints.after_read(hit, started.filter(|_| !hit).map(|t| t.elapsed()));
         let page = guard.page();
         for (offset, item) in page.items() {
             let Ok((tid, value)) = parse_entry(item) else {
