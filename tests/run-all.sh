@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite (or the ones named) and ends with one "N passed, N failed" line,
 # counting suites. Servers run as the unprivileged `postgres` user on private sockets.
-#   tests/run-all.sh [unit] [pgrx] [regress-pg18] [regress-pg15] [compat] [hnsw] [ivfflat] [lint]
+#   tests/run-all.sh [unit] [pgrx] [regress-pg18] [regress-pg15] [compat] [hnsw] [ivfflat] [clients] [lint]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -10,7 +10,7 @@ PG15=/usr/lib/postgresql/15
 work=$(mktemp -d /tmp/vector-tests.XXXXXX)
 chmod 755 "$work"
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit pgrx regress-pg18 regress-pg15 compat hnsw ivfflat lint)
+[ ${#suites[@]} -gt 0 ] || suites=(unit pgrx regress-pg18 regress-pg15 compat hnsw ivfflat clients lint)
 
 # Runs pg_regress against a fresh server of the given installation.
 regress_on() {
@@ -55,6 +55,10 @@ run_suite() {
   ivfflat)
     cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
       tests/ivfflat/all.sh "$work/ivfflat"
+    ;;
+  clients)
+    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+      tests/clients/run.sh "$work/clients"
     ;;
   lint) cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings ;;
   *) echo "unknown suite $1"; return 2 ;;

@@ -68,7 +68,7 @@ def index_ddl(a) -> str:
 def search_settings(a) -> dict[str, str]:
     """The setting of how much of the index a search reads."""
     if getattr(a, "am", "hnsw") == "ivfflat":
-        return {"ivfflat.probes": str(a.probes)}
+        return {"ivfflat.probes": str(getattr(a, "probes_list", [a.probes])[0])}
     return {"hnsw.ef_search": str(a.ef_search)}
 
 
@@ -411,7 +411,9 @@ class SharedBuffers(CacheMode):
 class PageCache(CacheMode):
     name = "os"
     label = "index in OS page cache only"
-    before_query = f"SELECT pg_buffercache_evict_relation('{INDEX}')"
+    @property
+    def before_query(self) -> str:  # a property: INDEX depends on --am
+        return f"SELECT pg_buffercache_evict_relation('{INDEX}')"
 
     def prepare(self, srv: Server, db: str) -> dict:
         # Read every block through the kernel so the whole index is in the page cache,
@@ -453,6 +455,7 @@ class SideResult:
     index_bytes: int = 0
     build_notice: str = ""
     modes: dict = field(default_factory=dict)  # mode -> {"micros": [...], "ids": {...}, ...}
+    build_recall: dict = field(default_factory=dict)  # probes -> [recall of each build]
 
 
 class Bench:
@@ -465,12 +468,16 @@ class Bench:
         names = list(self.servers)
         return names if i % 2 == 0 else names[::-1]
 
-    def build(self, ds: Dataset, results: dict[str, SideResult], rep: int) -> None:
+    def build(self, ds: Dataset, results: dict[str, SideResult], rep: int,
+              truth: dict[int, list[int]]) -> None:
         a = self.args
         for name in self.order(rep):
             srv = self.servers[name]
             db = ds.database
-            srv.psql(f"DROP INDEX IF EXISTS {INDEX}; CHECKPOINT;", db)
+            # The vectors live in TOAST, so the planner gives a build no workers by itself.
+            workers = f"{a.parallel_workers}" if a.parallel_workers else "DEFAULT"
+            srv.psql(f"ALTER TABLE items SET (parallel_workers = {workers}); "
+                     f"DROP INDEX IF EXISTS {INDEX}; CHECKPOINT;", db)
             t0 = time.perf_counter()
             try:
                 srv.psql(index_ddl(a), db,
@@ -491,6 +498,26 @@ class Bench:
             r.index_bytes = int(srv.psql(f"SELECT pg_relation_size('{INDEX}')", db))
             log(f"[{name}] build {rep + 1}: {elapsed:.1f}s, {r.index_bytes / 2**20:.1f} MiB"
                 + (f" ({notice})" if notice else ""))
+            if a.am == "ivfflat":
+                self.build_recall(srv, db, r, truth)
+
+    def build_recall(self, srv: Server, db: str, r: SideResult,
+                     truth: dict[int, list[int]]) -> None:
+        """Recall of this build at every --probes (k-means differs from build to build, so
+        recall is averaged over builds)."""
+        for probes in self.args.probes_list:
+            out = srv.psql(f"SELECT NULL::vector; SELECT qid, micros, ids FROM "
+                           f"bench_run(1, {len(truth)}, {self.k}, '');", db,
+                           {"ivfflat.probes": str(probes), "jit": "off"})
+            found = []
+            for line in out.splitlines():
+                if line:
+                    qid, _, ids = line.split("|")
+                    got = {int(x) for x in ids.strip("{}").split(",") if x}
+                    found.append(len(got & set(truth[int(qid)])) / self.k)
+            r.build_recall.setdefault(probes, []).append(statistics.mean(found))
+        log(f"[{srv.name}] recall@{self.k} by probes: "
+            + ", ".join(f"{p}: {v[-1]:.4f}" for p, v in r.build_recall.items()))
 
     def check_plan(self, srv: Server, db: str) -> None:
         plan = srv.psql(f"EXPLAIN (COSTS OFF) SELECT id FROM items ORDER BY embedding <-> "
@@ -553,6 +580,8 @@ def summarize(side: SideResult, truth: dict[int, list[int]], k: int) -> dict:
         "build_runs_s": side.build_s,
         "index_mib": side.index_bytes / 2**20,
         "build_notice": side.build_notice,
+        "build_recall": {p: {"mean": statistics.mean(v), "runs": v}
+                         for p, v in side.build_recall.items()},
     }
     for mode, m in side.modes.items():
         micros = list(m["micros"].values())
@@ -589,14 +618,17 @@ def ratio(a, b) -> str:
 def markdown(args, summaries: dict[str, dict[str, dict]], started: str,
              servers: dict[str, str]) -> str:
     lines = [
-        "# hnsw: ours vs pgvector 0.8.6",
+        f"# {args.am}: ours vs pgvector 0.8.6",
         "",
         f"- started {started}, finished {now()}; host: {os.cpu_count()} CPUs, "
         f"{mem_gib():.0f} GiB RAM, load average at the end {loadavg()}",
         *(f"- {name} server: {desc}" for name, desc in servers.items()),
-        f"- N = {args.n}, dim = {args.dim}, {args.queries} queries, k = {args.k}, m = {args.m}, "
-        f"ef_construction = {args.ef_construction}, ef_search = {args.ef_search}, "
-        f"build reps = {args.build_reps} (median shown)",
+        f"- N = {args.n}, dim = {args.dim}, {args.queries} queries, k = {args.k}, "
+        + (f"lists = {args.lists}, probes {args.probes} (latency; recall at each after every "
+           f"build)" if args.am == "ivfflat" else
+           f"m = {args.m}, ef_construction = {args.ef_construction}, "
+           f"ef_search = {args.ef_search}")
+        + f", build reps = {args.build_reps} (median shown)",
         f"- shared_buffers = {args.shared_buffers}, maintenance_work_mem = "
         f"{args.maintenance_work_mem}, max_parallel_maintenance_workers = {args.parallel_workers}"
         + "".join(f", {item}" for item in args.set),
@@ -621,6 +653,9 @@ def markdown(args, summaries: dict[str, dict[str, dict]], started: str,
 
         row("build time (s)", lambda s: s["build_s"], 2)
         row("index size (MiB)", lambda s: s["index_mib"], 1)
+        for probes in getattr(args, "probes_list", []) if args.am == "ivfflat" else []:
+            row(f"mean recall@{args.k} over builds, probes {probes}",
+                lambda s, p=probes: s["build_recall"][p]["mean"], 4)
         for mode in args.modes:
             label = CACHE_MODES[mode].label
             row(f"recall@{args.k} ({mode})", lambda s, m=mode: s[m]["recall"], 4)
@@ -687,6 +722,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         "are N(0,1) per coordinate)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--k", type=int, default=10, help="neighbors per query (recall@k)")
+    p.add_argument("--am", choices=["hnsw", "ivfflat"], default="hnsw")
+    p.add_argument("--lists", type=int, default=100, help="ivfflat lists")
+    p.add_argument("--probes", default="10",
+                   help="ivfflat.probes, comma-separated: the first for the timed queries, "
+                        "each for recall after every build")
     p.add_argument("--m", type=int, default=16)
     p.add_argument("--ef-construction", type=int, default=64)
     p.add_argument("--ef-search", type=int, default=40)
@@ -723,6 +763,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     a.queries = a.queries or (200 if a.quick else 1000)
     a.datasets = [d for d in a.datasets.split(",") if d]
     a.modes = [m for m in a.modes.split(",") if m]
+    a.probes_list = [int(x) for x in a.probes.split(",") if x]
+    a.probes = a.probes_list[0]
+    use_access_method(a.am)
     for m in a.modes:
         if m not in CACHE_MODES:
             p.error(f"unknown cache mode {m}")
@@ -783,7 +826,7 @@ def main(argv: list[str]) -> int:
             truth = ground_truth(reference, ds, args.k, work / "data")
             results = {name: SideResult() for name in servers}
             for rep in range(args.build_reps):
-                bench.build(ds, results, rep + args.datasets.index(kind))
+                bench.build(ds, results, rep + args.datasets.index(kind), truth)
             for mode in args.modes:
                 bench.queries(ds, results, CACHE_MODES[mode])
                 log(f"{ds.name}: {mode} queries done")

@@ -268,6 +268,43 @@ impl Relation {
         }
     }
 
+    /// Asks the kernel to read blocks `first..first + count` ahead (`smgrprefetch`, one
+    /// advisory read for the range on PG 17+, one per block before): no lookup in shared
+    /// buffers, no pin. Every block must exist. Returns whether a read was asked for.
+    pub fn prefetch_range(&self, first: BlockNumber, count: u32) -> bool {
+        if count == 0 {
+            return false;
+        }
+        // SAFETY: the relation is open, so RelationGetSmgr returns its (cached) smgr handle;
+        // smgrprefetch only issues posix_fadvise for blocks of existing segments.
+        unsafe {
+            let smgr = pg_sys::RelationGetSmgr(self.raw);
+            #[cfg(any(feature = "pg17", feature = "pg18"))]
+            {
+                pg_sys::smgrprefetch(smgr, self.fork.number(), first, count as i32)
+            }
+            #[cfg(not(any(feature = "pg17", feature = "pg18")))]
+            {
+                let mut asked = false;
+                for block in first..first.saturating_add(count) {
+                    asked |= pg_sys::smgrprefetch(smgr, self.fork.number(), block);
+                }
+                asked
+            }
+        }
+    }
+
+    /// The largest read, in blocks, worth asking the device for at once (`io_combine_limit`
+    /// on PG 17+; 128 kB before, its default there).
+    pub fn combine_limit() -> u32 {
+        #[cfg(any(feature = "pg17", feature = "pg18"))]
+        // SAFETY: a plain integer GUC read by value in the backend's own thread.
+        let limit = unsafe { pg_sys::io_combine_limit };
+        #[cfg(not(any(feature = "pg17", feature = "pg18")))]
+        let limit = 16;
+        u32::try_from(limit).unwrap_or(1).max(1)
+    }
+
     /// Takes a heavyweight lock on page number `block` of the relation (`LockPage`), held until
     /// the returned value is dropped. pgvector uses blocks 0 and 1 as its update and scan locks.
     pub fn lock_page(&self, block: BlockNumber, mode: PageLockMode) -> PageLock {

@@ -1,68 +1,99 @@
 //! Read-ahead along chains of pages whose links are only known as each page is read: the
 //! entry pages of ivfflat's lists ([`ChainHints`]).
 //!
-//! The reader gives a plan, the blocks it expects to read in the order it will read them (an
-//! ivfflat build writes each list on consecutive pages, from its first page to its insert
-//! page, so that range is the guess), then reads the real chain page by page. The plan is
-//! only a guess: hints (`PrefetchBuffer`) never bring a page into shared buffers, so a wrong
-//! guess costs a read into the kernel's page cache, never a different result.
+//! The reader gives a plan, the chains it expects to read in the order it will read them,
+//! each as a run of consecutive blocks (an ivfflat build writes each list on consecutive
+//! pages, from its first page to its insert page, so that range is the guess), then reads the
+//! real chains page by page. The plan is only a guess: hints never bring a page into shared
+//! buffers, so a wrong guess costs a read into the kernel's page cache, never a different
+//! result.
 //!
+//! * Hints are runs of up to `run_blocks` consecutive blocks, one advisory read each: the
+//!   device gets large reads, as the kernel's own read-ahead would give a sequential reader,
+//!   and `budget` runs (the I/O concurrency) are kept ahead of the reader, across the ends of
+//!   chains, so several lists stream at once.
 //! * Warm, nothing is hinted and the clock is not read: a chain in shared buffers costs
-//!   nothing more. A read that misses shared buffers has the next miss timed; a timed miss
-//!   slower than [`DEVICE_READ`] turns the reader cold.
-//! * Cold, the planned blocks are hinted in plan order, ahead of the one being read, until
-//!   `budget` hinted reads are in flight; reads of blocks that were not hinted are timed, and
-//!   one answered by the page cache, or a run of hits, turns the reader warm again.
+//!   nothing more. A read that misses shared buffers has the next miss timed; two timed
+//!   misses in a row slower than [`DEVICE_READ`] turn the reader cold.
+//! * Cold, the first block of each chain is never hinted: it is read plainly and timed, and
+//!   one answered by the page cache (or a run of hits) turns the reader warm again.
 //! * A backend's next scan starts in the state its last one ended in.
 
 use crate::counters::IoCounters;
 use crate::reader::DEVICE_READ;
 use crate::source::BlockNumber;
 use std::cell::Cell;
-use std::collections::HashSet;
+use std::collections::VecDeque;
 use std::time::Duration;
 
 /// Hits in a row after which a cold reader stops hinting (the chain is in shared buffers).
 const HITS_TO_WARM: u32 = 8;
+/// Timed misses in a row slower than [`DEVICE_READ`] that turn a warm reader cold.
+const SLOW_TO_COLD: u32 = 2;
 
 thread_local! {
     static LAST_CHAIN_COLD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// One hint: blocks `first..end`, of which `read` have been read.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    first: BlockNumber,
+    end: BlockNumber,
+    read: u32,
+}
+
+impl Run {
+    fn contains(&self, block: BlockNumber) -> bool {
+        (self.first..self.end).contains(&block)
+    }
+
+    fn unread(&self) -> u64 {
+        u64::from(self.end - self.first).saturating_sub(u64::from(self.read))
+    }
 }
 
 /// The read-ahead of one scan's chains (see the module documentation).
 pub struct ChainHints {
     enabled: bool,
     budget: usize,
-    plan: Vec<BlockNumber>,
-    /// Plan position of the next block to hint.
-    next_hint: usize,
-    /// Hinted and not read yet.
-    in_flight: Vec<BlockNumber>,
-    /// Read since the plan was given (skipped when hinting).
-    done: HashSet<BlockNumber>,
+    run_blocks: BlockNumber,
+    /// The plan: first and last block of each chain, in reading order.
+    chains: Vec<(BlockNumber, BlockNumber)>,
+    /// The chain being read, and the next block to hint (in chain `hint_chain`).
+    read_chain: usize,
+    hint_chain: usize,
+    hint_next: BlockNumber,
+    /// Hints not yet passed by the reader, in plan order.
+    runs: VecDeque<Run>,
     cold: bool,
     /// Time the next read (a miss was seen).
     timing: bool,
     hits_in_a_row: u32,
+    slow_in_a_row: u32,
     /// The block being read was hinted.
     current_hinted: bool,
     pub counters: IoCounters,
 }
 
 impl ChainHints {
-    /// Read-ahead within `budget` reads in flight (the tablespace's I/O concurrency); none at
-    /// all unless `enabled`.
-    pub fn new(enabled: bool, budget: usize) -> Self {
+    /// Read-ahead of up to `budget` runs of `run_blocks` blocks ahead of the reader (the
+    /// tablespace's I/O concurrency and the largest read worth asking for); none at all unless
+    /// `enabled`.
+    pub fn new(enabled: bool, budget: usize, run_blocks: BlockNumber) -> Self {
         ChainHints {
-            enabled: enabled && budget > 0,
+            enabled: enabled && budget > 0 && run_blocks > 0,
             budget,
-            plan: Vec::new(),
-            next_hint: 0,
-            in_flight: Vec::new(),
-            done: HashSet::new(),
+            run_blocks,
+            chains: Vec::new(),
+            read_chain: 0,
+            hint_chain: 0,
+            hint_next: 0,
+            runs: VecDeque::new(),
             cold: LAST_CHAIN_COLD.with(Cell::get),
             timing: false,
             hits_in_a_row: 0,
+            slow_in_a_row: 0,
             current_hinted: false,
             counters: IoCounters::default(),
         }
@@ -73,46 +104,66 @@ impl ChainHints {
         self.cold && self.enabled
     }
 
-    /// The blocks the next reads will probably be, in order. Hints still pending from the
-    /// previous plan are counted unused.
-    pub fn plan(&mut self, blocks: impl IntoIterator<Item = BlockNumber>) {
+    /// The chains the next reads will probably follow, in order, each as its first and last
+    /// block. Hints still pending from the previous plan are counted unused.
+    pub fn plan(&mut self, chains: impl IntoIterator<Item = (BlockNumber, BlockNumber)>) {
         self.finish_plan();
-        self.plan.extend(blocks);
+        self.chains
+            .extend(chains.into_iter().filter(|&(first, last)| first <= last));
+        if let Some(&(first, _)) = self.chains.first() {
+            self.hint_next = first.saturating_add(1);
+        }
     }
 
     /// Ends the current plan (pending hints are counted unused).
     pub fn finish_plan(&mut self) {
-        self.counters.unused += self.in_flight.len() as u64;
-        self.in_flight.clear();
-        self.plan.clear();
-        self.done.clear();
-        self.next_hint = 0;
+        self.counters.unused += self.runs.iter().map(Run::unread).sum::<u64>();
+        self.runs.clear();
+        self.chains.clear();
+        self.read_chain = 0;
+        self.hint_chain = 0;
+        self.hint_next = 0;
     }
 
-    /// Before `block` is read: tops up the hints with `hint` (true if it started a read, false
-    /// if the block is in shared buffers already). Returns whether to time the read.
+    /// Before `block` is read: tops up the hints with `hint(first, count)` (true if it asked
+    /// for a read). Returns whether to time the read.
     pub fn before_read(
         &mut self,
         block: BlockNumber,
-        mut hint: impl FnMut(BlockNumber) -> bool,
+        mut hint: impl FnMut(BlockNumber, u32) -> bool,
     ) -> bool {
-        self.current_hinted = match self.in_flight.iter().position(|&b| b == block) {
+        self.follow_reader(block);
+        let ahead = match self.runs.iter().position(|r| r.contains(block)) {
             Some(at) => {
-                self.in_flight.swap_remove(at);
-                true
+                for passed in self.runs.drain(..at) {
+                    self.counters.unused += passed.unread();
+                }
+                self.runs[0].read += 1;
+                self.current_hinted = true;
+                self.runs.len() - 1
             }
-            None => false,
+            None => {
+                self.current_hinted = false;
+                self.runs.len()
+            }
         };
-        self.done.insert(block);
         if self.is_cold() {
-            while self.in_flight.len() < self.budget && self.next_hint < self.plan.len() {
-                let next = self.plan[self.next_hint];
-                self.next_hint += 1;
-                if !self.done.contains(&next) && !self.in_flight.contains(&next) && hint(next) {
-                    self.in_flight.push(next);
+            let mut ahead = ahead;
+            while ahead < self.budget {
+                let Some((first, count)) = self.next_run() else {
+                    break;
+                };
+                if hint(first, count) {
+                    self.runs.push_back(Run {
+                        first,
+                        end: first + count,
+                        read: 0,
+                    });
+                    ahead += 1;
                 }
             }
-            self.counters.in_flight_sum += self.in_flight.len() as u64;
+            let in_flight: u64 = self.runs.iter().map(Run::unread).sum();
+            self.counters.in_flight_sum += in_flight;
             self.counters.in_flight_samples += 1;
         }
         !self.current_hinted && (self.timing || self.is_cold())
@@ -127,6 +178,7 @@ impl ChainHints {
             if self.hits_in_a_row >= HITS_TO_WARM {
                 self.cold = false;
                 self.timing = false;
+                self.slow_in_a_row = 0;
             }
             return;
         }
@@ -138,7 +190,50 @@ impl ChainHints {
             return;
         }
         if let Some(took) = took {
-            self.cold = took > DEVICE_READ;
+            if took > DEVICE_READ {
+                self.slow_in_a_row += 1;
+                if self.slow_in_a_row >= SLOW_TO_COLD {
+                    self.cold = true;
+                }
+            } else {
+                self.slow_in_a_row = 0;
+                self.cold = false;
+            }
+        }
+    }
+
+    /// Keeps the hints ahead of the reader: finds the planned chain `block` is in (at or
+    /// after the one being read) and moves the next hint past it if it lagged behind.
+    fn follow_reader(&mut self, block: BlockNumber) {
+        let within = |&(first, last): &(BlockNumber, BlockNumber)| (first..=last).contains(&block);
+        let Some(found) = self.chains[self.read_chain.min(self.chains.len())..]
+            .iter()
+            .position(within)
+        else {
+            return;
+        };
+        self.read_chain += found;
+        let behind = self.hint_chain < self.read_chain
+            || (self.hint_chain == self.read_chain && self.hint_next <= block);
+        if behind {
+            self.hint_chain = self.read_chain;
+            self.hint_next = block.saturating_add(1);
+        }
+    }
+
+    /// The next run of planned blocks to hint, if any: within one chain, never its first block.
+    fn next_run(&mut self) -> Option<(BlockNumber, u32)> {
+        loop {
+            let &(_, last) = self.chains.get(self.hint_chain)?;
+            if self.hint_next <= last && self.hint_next != BlockNumber::MAX {
+                let first = self.hint_next;
+                let count = (last - first).saturating_add(1).min(self.run_blocks);
+                self.hint_next = first + count;
+                return Some((first, count));
+            }
+            self.hint_chain += 1;
+            let &(first, _) = self.chains.get(self.hint_chain)?;
+            self.hint_next = first.saturating_add(1);
         }
     }
 }
@@ -163,12 +258,12 @@ mod tests {
         chain: &[BlockNumber],
         miss: impl Fn(BlockNumber) -> bool,
         slow: bool,
-    ) -> (Vec<BlockNumber>, usize) {
+    ) -> (Vec<(BlockNumber, u32)>, usize) {
         let mut hinted = Vec::new();
         let mut timed = 0;
         for &b in chain {
-            let time = hints.before_read(b, |h| {
-                hinted.push(h);
+            let time = hints.before_read(b, |first, count| {
+                hinted.push((first, count));
                 true
             });
             timed += usize::from(time);
@@ -181,11 +276,15 @@ mod tests {
         (hinted, timed)
     }
 
+    fn blocks(hinted: &[(BlockNumber, u32)]) -> Vec<BlockNumber> {
+        hinted.iter().flat_map(|&(f, c)| f..f + c).collect()
+    }
+
     #[test]
     fn resident_chains_cost_nothing() {
-        let mut h = ChainHints::new(true, 16);
+        let mut h = ChainHints::new(true, 16, 16);
         h.cold = false;
-        h.plan(0..100);
+        h.plan([(0, 99)]);
         let (hinted, timed) = walk(&mut h, &(0..100).collect::<Vec<_>>(), |_| false, true);
         assert!(hinted.is_empty());
         assert_eq!(timed, 0);
@@ -195,51 +294,151 @@ mod tests {
 
     #[test]
     fn device_reads_turn_cold_and_the_budget_holds() {
-        let mut h = ChainHints::new(true, 4);
+        let mut h = ChainHints::new(true, 2, 4);
         h.cold = false;
-        h.plan(10..40);
-        let chain: Vec<BlockNumber> = (10..40).collect();
-        let mut max_in_flight = 0;
-        for &b in &chain {
-            let time = h.before_read(b, |_| true);
-            max_in_flight = max_in_flight.max(h.in_flight.len());
+        h.plan([(10, 49)]);
+        let mut max_ahead = 0;
+        let mut hinted = Vec::new();
+        for b in 10..50 {
+            let time = h.before_read(b, |f, c| {
+                hinted.push((f, c));
+                true
+            });
+            let ahead = h.runs.iter().filter(|r| !r.contains(b)).count();
+            max_ahead = max_ahead.max(ahead);
             h.after_read(false, time.then_some(SLOW).flatten());
         }
         assert!(h.is_cold());
-        assert!(max_in_flight <= 4);
-        // Two plain misses (the second timed), then every read was hinted ahead.
-        assert!(h.counters.prefetched >= 26, "{:?}", h.counters);
+        assert!(max_ahead <= 2, "{max_ahead}");
+        assert!(hinted.iter().all(|&(_, c)| c <= 4), "{hinted:?}");
+        // Three plain misses (the second and third timed), then every read was hinted ahead,
+        // each block once, in order.
+        let b = blocks(&hinted);
+        assert_eq!(b, (b[0]..50).collect::<Vec<_>>());
+        assert!(h.counters.prefetched >= 36, "{:?}", h.counters);
+        h.finish_plan();
+        assert_eq!(h.counters.unused, 0);
+    }
+
+    #[test]
+    fn cold_runs_cross_chains_and_skip_their_first_blocks() {
+        let mut h = ChainHints::new(true, 3, 4);
+        h.cold = true;
+        h.plan([(100, 105), (20, 23), (60, 60), (70, 75)]);
+        let chain: Vec<BlockNumber> = (100..=105)
+            .chain(20..=23)
+            .chain([60])
+            .chain(70..=75)
+            .collect();
+        let (hinted, timed) = walk(&mut h, &chain, |_| true, true);
+        assert_eq!(
+            hinted,
+            vec![(101, 4), (105, 1), (21, 3), (71, 4), (75, 1)],
+            "one run per hint, never past a chain's end, never a chain's first block"
+        );
+        // The first blocks of the chains are the plain, timed reads.
+        assert_eq!(timed, 4);
+        assert!(h.is_cold());
+        assert_eq!(h.counters.prefetched, 13);
+        h.finish_plan();
         assert_eq!(h.counters.unused, 0);
     }
 
     #[test]
     fn page_cache_reads_stay_warm() {
-        let mut h = ChainHints::new(true, 8);
+        let mut h = ChainHints::new(true, 8, 16);
         h.cold = false;
-        h.plan(0..50);
+        h.plan([(0, 49)]);
         let (hinted, _) = walk(&mut h, &(0..50).collect::<Vec<_>>(), |_| true, false);
         assert!(hinted.is_empty());
         assert!(!h.is_cold());
     }
 
     #[test]
+    fn one_slow_read_does_not_turn_cold() {
+        let mut h = ChainHints::new(true, 8, 16);
+        h.cold = false;
+        h.plan([(0, 49)]);
+        for (b, took) in [(0, None), (1, SLOW), (2, FAST), (3, SLOW), (4, FAST)] {
+            h.before_read(b, |_, _| panic!("hinted while warm"));
+            h.after_read(false, took);
+        }
+        assert!(!h.is_cold());
+    }
+
+    #[test]
+    fn a_fast_first_block_turns_warm() {
+        // Cold, the next chain's first block comes from the page cache: the rest is not hinted.
+        let mut h = ChainHints::new(true, 2, 4);
+        h.cold = true;
+        h.plan([(0, 3), (10, 30)]);
+        let mut hinted = Vec::new();
+        for b in (0..=3).chain(10..=30) {
+            let time = h.before_read(b, |f, c| {
+                hinted.push((f, c));
+                true
+            });
+            let took = if b < 10 { SLOW } else { FAST };
+            h.after_read(false, time.then_some(took).flatten());
+        }
+        assert!(!h.is_cold());
+        assert!(blocks(&hinted).iter().all(|&b| b < 20), "{hinted:?}");
+    }
+
+    #[test]
+    fn turning_cold_hints_from_the_reader_on() {
+        let mut h = ChainHints::new(true, 1, 8);
+        h.cold = false;
+        h.plan([(0, 99)]);
+        let mut hinted = Vec::new();
+        for b in 0..60 {
+            let time = h.before_read(b, |f, c| {
+                hinted.push((f, c));
+                true
+            });
+            h.after_read(
+                false,
+                time.then_some(if b < 40 { FAST } else { SLOW }).flatten(),
+            );
+        }
+        assert!(h.is_cold());
+        assert!(hinted[0].0 > 40, "{hinted:?}");
+    }
+
+    #[test]
     fn wrong_guesses_are_counted_unused() {
-        let mut h = ChainHints::new(true, 4);
+        let mut h = ChainHints::new(true, 2, 4);
         h.cold = true;
         // The plan guesses 0..10, the chain leaves it after block 2.
-        h.plan(0..10);
+        h.plan([(0, 9)]);
         let (hinted, _) = walk(&mut h, &[0, 1, 2, 50, 51], |_| true, true);
-        assert_eq!(&hinted[..4], &[1, 2, 3, 4]);
+        // Two runs ahead of the one being read: the whole guess is hinted by block 1.
+        assert_eq!(hinted, vec![(1, 4), (5, 4), (9, 1)]);
         h.finish_plan();
-        assert!(h.counters.unused >= 2, "{:?}", h.counters);
+        // Of the nine hinted blocks only 1 and 2 were read.
+        assert_eq!(h.counters.unused, 7, "{:?}", h.counters);
         assert_eq!(h.counters.blocks, 5);
     }
 
     #[test]
-    fn off_never_hints() {
-        let mut h = ChainHints::new(false, 16);
+    fn refused_hints_are_not_counted() {
+        let mut h = ChainHints::new(true, 2, 4);
         h.cold = true;
-        h.plan(0..20);
+        h.plan([(0, 9)]);
+        for b in 0..10 {
+            h.before_read(b, |_, _| false);
+            h.after_read(false, SLOW);
+        }
+        h.finish_plan();
+        assert_eq!(h.counters.prefetched, 0);
+        assert_eq!(h.counters.unused, 0);
+    }
+
+    #[test]
+    fn off_never_hints() {
+        let mut h = ChainHints::new(false, 16, 16);
+        h.cold = true;
+        h.plan([(0, 19)]);
         let (hinted, _) = walk(&mut h, &(0..20).collect::<Vec<_>>(), |_| true, true);
         assert!(hinted.is_empty());
         assert!(!h.is_cold());
@@ -247,9 +446,9 @@ mod tests {
 
     #[test]
     fn a_run_of_hits_turns_warm() {
-        let mut h = ChainHints::new(true, 4);
+        let mut h = ChainHints::new(true, 4, 4);
         h.cold = true;
-        h.plan(0..30);
+        h.plan([(0, 29)]);
         walk(&mut h, &(0..30).collect::<Vec<_>>(), |_| false, true);
         assert!(!h.is_cold());
     }

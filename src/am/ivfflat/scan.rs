@@ -102,13 +102,13 @@ impl ScanState {
         let end = (self.next_list + self.probes).min(self.list_pages.len());
         let batch = &self.list_pages[self.next_list..end];
         let nblocks = self.nblocks;
-        self.hints.plan(batch.iter().flat_map(|&(start, insert)| {
+        self.hints.plan(batch.iter().map(|&(start, insert)| {
             let guess = if start <= insert && insert < nblocks && insert - start < MAX_GUESS {
                 insert
             } else {
                 start
             };
-            start..=guess
+            (start, guess)
         }));
         for &(start, _) in batch {
             self.lists_read += 1;
@@ -238,6 +238,7 @@ pub unsafe extern "C-unwind" fn begin_scan(
         hints: ChainHints::new(
             options::io_prefetch(),
             RelationBlocks::new(rel, false).platform().io_concurrency,
+            Relation::combine_limit(),
         ),
         nblocks: 0,
         lists_read: 0,

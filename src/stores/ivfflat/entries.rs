@@ -11,7 +11,7 @@
 use crate::am::shared::typeinfo::Value;
 use crate::storage::io::buffer_usage;
 use crate::storage::{
-    AccessStrategy, BlockNumber, ChainWalk, ItemPointer, Prefetch, ReadMode, Relation, WriteMode,
+    AccessStrategy, BlockNumber, ChainWalk, ItemPointer, ReadMode, Relation, WriteMode,
 };
 use crate::stores::ivfflat::format::{new_opaque, parse_entry, EntryValue, OPAQUE_SIZE};
 use crate::stores::ivfflat::lists::ivfflat_relation;
@@ -76,7 +76,7 @@ pub fn read_list(
     let mut walk = ChainWalk::new(rel);
     let mut next = walk.next(start);
     while let Some(block) = next {
-        let timed = hints.before_read(block, |b| rel.prefetch_block(b) == Prefetch::Started);
+        let timed = hints.before_read(block, |first, count| rel.prefetch_range(first, count));
         let reads = buffer_usage().reads;
         let started = timed.then(Instant::now);
         let guard = rel.read_page_with(block, ReadMode::Shared, strategy);
