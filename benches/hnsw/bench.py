@@ -469,15 +469,15 @@ class Bench:
         return names if i % 2 == 0 else names[::-1]
 
     def build(self, ds: Dataset, results: dict[str, SideResult], rep: int,
-              truth: dict[int, list[int]]) -> None:
+              truth: dict[int, list[int]] | None = None) -> None:
         a = self.args
         for name in self.order(rep):
             srv = self.servers[name]
             db = ds.database
             # The vectors live in TOAST, so the planner gives a build no workers by itself.
-            workers = f"{a.parallel_workers}" if a.parallel_workers else "DEFAULT"
-            srv.psql(f"ALTER TABLE items SET (parallel_workers = {workers}); "
-                     f"DROP INDEX IF EXISTS {INDEX}; CHECKPOINT;", db)
+            workers = (f"SET (parallel_workers = {a.parallel_workers})" if a.parallel_workers
+                       else "RESET (parallel_workers)")
+            srv.psql(f"ALTER TABLE items {workers}; DROP INDEX IF EXISTS {INDEX}; CHECKPOINT;", db)
             t0 = time.perf_counter()
             try:
                 srv.psql(index_ddl(a), db,
@@ -498,7 +498,7 @@ class Bench:
             r.index_bytes = int(srv.psql(f"SELECT pg_relation_size('{INDEX}')", db))
             log(f"[{name}] build {rep + 1}: {elapsed:.1f}s, {r.index_bytes / 2**20:.1f} MiB"
                 + (f" ({notice})" if notice else ""))
-            if a.am == "ivfflat":
+            if a.am == "ivfflat" and truth is not None:
                 self.build_recall(srv, db, r, truth)
 
     def build_recall(self, srv: Server, db: str, r: SideResult,

@@ -91,6 +91,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -440,6 +441,19 @@ def refuse_running(servers: dict[str, Server]) -> None:
         if status.returncode == 0:
             raise RuntimeError(f"a server is already running on {srv.datadir} (bench.py?); "
                                f"stop it first: {srv.bindir / 'pg_ctl'} -D {srv.datadir} stop")
+
+
+def same_index(servers: dict[str, Server], cgroups: dict[str, MemoryCgroup], args) -> None:
+    """--same-index: ours runs on a copy of pgvector's data directory (its table and the
+    index pgvector built, on pgvector's 0.8.6 catalog, as after swapping the library), so
+    the two sides differ only in the library, not in the lists k-means drew."""
+    for srv in servers.values():
+        srv.stop()
+    src, dst = servers["pgvector"].datadir, servers["ours"].datadir
+    shutil.rmtree(dst, ignore_errors=True)
+    subprocess.run(["cp", "-a", str(src), str(dst)], check=True)  # owner and modes kept
+    log(f"[ours] data directory copied from pgvector's ({src})")
+    start_servers(servers, cgroups, warm_settings(args), None)
 
 
 def start_servers(servers: dict[str, Server], cgroups: dict[str, MemoryCgroup],
@@ -1087,6 +1101,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--only", help="comma-separated keys of ours' configurations to run, "
                    "e.g. 'ours prefetch la0,ours prefetch la0 noheap' (pgvector always runs)")
     p.add_argument("--rebuild", action="store_true", help="rebuild both indexes first")
+    p.add_argument("--same-index", action="store_true",
+                   help="run ours on a copy of pgvector's data directory, index included "
+                        "(the libraries compared on one index; ours' own build is not used)")
     p.add_argument("--dry-run", action="store_true",
                    help="start the servers, report whether the data, databases, ground truth "
                         "and indexes are there and what a run would (re)build, then stop")
@@ -1181,6 +1198,8 @@ def main(argv: list[str]) -> int:
         items, queries = data_files(ds, work / "data")
         bulk_path = None if args.skip_bulk else bulk_file(ds, args.bulk_rows, work / "data")
         for name, srv in servers.items():
+            if args.same_index and name == "ours":
+                continue
             load_dataset(srv, ds, items, queries, keep_index=True)
             srv.psql(cold_functions(), db)
             res["index"][name] = {"built": ensure_index(name, srv, ds, args)}
@@ -1189,6 +1208,9 @@ def main(argv: list[str]) -> int:
             if bulk_path:
                 ensure_bulk_table(srv, ds, bulk_path)
             Bench(args, servers).check_plan(srv, db)
+        if args.same_index:
+            same_index(servers, cgroups, args)
+            res["index"]["ours"] = dict(res["index"]["pgvector"], built=None)
         truth = ground_truth(servers["pgvector"], ds, args.k, work / "data")
         phase("setup", t0)
 
