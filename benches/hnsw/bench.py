@@ -84,11 +84,8 @@ def as_postgres(cmd: list[str]) -> list[str]:
 
 
 def server_env() -> dict[str, str]:
-    # pgrx adds a Rust backtrace to re-raised errors when these are set.
-    env = dict(os.environ)
-    env.pop("RUST_BACKTRACE", None)
-    env.pop("RUST_LIB_BACKTRACE", None)
-    return env
+    # The caller's environment as it is: error reports do not depend on it (src/lib.rs).
+    return dict(os.environ)
 
 
 @dataclass

@@ -10,7 +10,7 @@ set -euo pipefail
 data=$1 db=$2 a=$3 b=$4 rounds=${5:-8}
 sock=$(mktemp -d /tmp/swap-library.XXXXXX)
 chmod 777 "$sock"
-as_pg() { runuser -u postgres -- env -u RUST_BACKTRACE "$@"; }
+as_pg() { runuser -u postgres -- "$@"; }
 run() {
   as_pg "$1/bin/pg_ctl" -D "$data" -w -l "$sock/server.log" \
     -o "-p 55803 -k $sock -c shared_buffers=1GB -c listen_addresses= -c jit=off" start >/dev/null
