@@ -22,7 +22,8 @@
 use crate::am::shared::typeinfo::Value;
 use crate::storage::page::{INVALID_BLOCK_NUMBER, ITEM_ID_SIZE};
 use crate::storage::{
-    BlockNumber, Image, ItemPointer, OffsetNumber, PageWriteGuard, ReadMode, Relation, WriteMode,
+    BlockNumber, ChainWalk, Image, ItemPointer, OffsetNumber, PageWriteGuard, ReadMode, Relation,
+    WriteMode,
 };
 use crate::stores::hnsw::format::{
     element_tuple_size, layer_m, layer_slots, neighbor_count, neighbor_tuple_size, new_opaque,
@@ -411,7 +412,12 @@ impl PageGraphWriter {
     fn place(&self, insert_page: BlockNumber, sizes: TupleSizes) -> (Placement, BlockNumber) {
         let min_combined = sizes.element + neighbor_tuple_size(0, self.graph.m()) + ITEM_ID_SIZE;
         let mut new_insert_page = INVALID_BLOCK_NUMBER;
-        let mut current = insert_page;
+        // Every link is checked against the index's size, the walk is bounded by it (a
+        // corrupted next link cannot make it loop) and stays cancellable.
+        let mut walk = ChainWalk::new(self.rel());
+        let Some(mut current) = walk.next(insert_page) else {
+            pgrx::error!("hnsw index is not valid");
+        };
         loop {
             let mut guard = self.begin_on(current);
             let free = guard.page(0).free_space();
@@ -447,8 +453,9 @@ impl PageGraphWriter {
                 return (together(guard, neighbor_slot), new_insert_page);
             }
             if next != INVALID_BLOCK_NUMBER {
+                // Released before the link is checked: an ERROR there is outside any record.
                 drop(guard.abort());
-                current = next;
+                current = walk.next(next).expect("a valid link is a block");
                 continue;
             }
             // The last page is full: continue the chain on a new page.
