@@ -57,6 +57,7 @@ impl PageReadGuard {
         mode: ReadMode,
         strategy: pg_sys::BufferAccessStrategy,
     ) -> Self {
+        rel.check_block(block);
         // SAFETY: the relation is open (Relation's contract) and strategy is null or a live
         // strategy borrowed from the caller. If the read fails, Postgres raises an ERROR and
         // its resource owner drops any pin taken on the way.

@@ -92,6 +92,10 @@ impl BlockSource for RelationBlocks {
     }
 
     fn begin_stream(&mut self, blocks: &[BlockNumber]) -> Stream {
+        // The stream's callback ends it at InvalidBlockNumber: refuse one here instead.
+        for &block in blocks {
+            self.rel.check_block(block);
+        }
         let mut queue = self.spare.take().unwrap_or_else(|| {
             Box::new(StreamQueue {
                 blocks: Vec::new(),

@@ -139,6 +139,28 @@ impl Relation {
         self.page_id_error(block, page)
     }
 
+    /// Refuses to read `InvalidBlockNumber`, which `ReadBuffer` takes as "extend the
+    /// relation": a block number that reaches a read came from a page, and a corrupted one
+    /// must not grow the index (not even during a SELECT).
+    #[inline]
+    pub(super) fn check_block(&self, block: BlockNumber) {
+        if block == page::INVALID_BLOCK_NUMBER {
+            self.invalid_block_error(block)
+        }
+    }
+
+    #[cold]
+    fn invalid_block_error(&self, block: BlockNumber) -> ! {
+        pgrx::ereport!(
+            ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INDEX_CORRUPTED,
+            format!(
+                "index \"{}\" links to block {block} past its end",
+                self.name()
+            )
+        );
+    }
+
     #[cold]
     fn page_id_error(&self, block: BlockNumber, page: PageRef<'_>) -> ! {
         let message = if page.header().upper == 0 {
@@ -256,6 +278,10 @@ impl Relation {
     /// Asks for `block` to be read ahead (`PrefetchBuffer`); no lock, no pin. The result also
     /// tells whether the block is already in shared buffers. `block` must exist.
     pub fn prefetch_block(&self, block: BlockNumber) -> Prefetch {
+        if block == page::INVALID_BLOCK_NUMBER {
+            // Only a hint: the read that follows reports the bad block.
+            return Prefetch::NotStarted;
+        }
         // SAFETY: the relation is open; PrefetchBuffer only looks the block up and may issue
         // an advisory read.
         let result = unsafe { pg_sys::PrefetchBuffer(self.raw, self.fork.number(), block) };
@@ -272,7 +298,7 @@ impl Relation {
     /// advisory read for the range on PG 17+, one per block before): no lookup in shared
     /// buffers, no pin. Every block must exist. Returns whether a read was asked for.
     pub fn prefetch_range(&self, first: BlockNumber, count: u32) -> bool {
-        if count == 0 {
+        if count == 0 || first.checked_add(count).is_none() {
             return false;
         }
         // SAFETY: the relation is open, so RelationGetSmgr returns its (cached) smgr handle;
@@ -343,6 +369,7 @@ impl Relation {
         block: BlockNumber,
         strategy: Option<&AccessStrategy>,
     ) -> PinnedPage {
+        self.check_block(block);
         let strategy = strategy.map_or(std::ptr::null_mut(), |s| s.raw);
         // SAFETY: the relation is open (Relation's contract); the strategy is null or live (it
         // is borrowed); if the read fails Postgres raises an ERROR and its resource owner drops
