@@ -474,6 +474,7 @@ pub enum Prefetch {
 /// chain has more pages than the relation, so a longer one loops, and every block named must
 /// exist. Both are index corruption, raised as such (`ERRCODE_INDEX_CORRUPTED`, naming the
 /// index); the walk checks for interrupts at every page so that a cancel always gets through.
+#[derive(Clone, Copy, Debug)]
 pub struct ChainWalk {
     rel: Relation,
     /// The relation's size when the walk began (re-read before reporting a block past it:

@@ -19,8 +19,8 @@
 use crate::am::shared::typeinfo::Value;
 use crate::storage::page::INVALID_BLOCK_NUMBER;
 use crate::storage::{
-    AccessStrategy, BlockNumber, DeadTids, Image, ItemPointer, PageRef, ReadMode, Relation,
-    WriteMode,
+    AccessStrategy, BlockNumber, ChainWalk, DeadTids, Image, ItemPointer, PageRef, ReadMode,
+    Relation, WriteMode,
 };
 use crate::stores::hnsw::format::{
     tuple_kind, ElementMut, ElementView, NeighborMut, PageOpaque, TupleKind, HEAD_BLKNO,
@@ -39,11 +39,28 @@ use vector_hnsw::{GraphStore, GraphWrite, VacuumStore};
 pub struct PageCursor {
     /// Next page to visit; invalid once the chain has ended.
     next: BlockNumber,
+    /// The pass's walk along the next links (bounded and checked), from its first page on.
+    walk: Option<ChainWalk>,
 }
 
 impl Default for PageCursor {
     fn default() -> Self {
-        PageCursor { next: HEAD_BLKNO }
+        PageCursor {
+            next: HEAD_BLKNO,
+            walk: None,
+        }
+    }
+}
+
+impl PageCursor {
+    /// The page to visit now, checked (`None` once the chain has ended).
+    fn current(&mut self, rel: Relation) -> Option<BlockNumber> {
+        let walk = self.walk.get_or_insert_with(|| ChainWalk::new(rel));
+        let block = walk.next(self.next);
+        if block.is_none() {
+            self.next = INVALID_BLOCK_NUMBER;
+        }
+        block
     }
 }
 
@@ -250,12 +267,11 @@ impl VacuumStore for VacuumGraph {
         cursor: &mut PageCursor,
         out: &mut Vec<ElementHeader<ElementId>>,
     ) -> bool {
-        let block = cursor.next;
-        if block == INVALID_BLOCK_NUMBER {
-            return false;
-        }
-        crate::storage::vacuum_delay_point();
         let rel = self.rel();
+        let Some(block) = cursor.current(rel) else {
+            return false;
+        };
+        crate::storage::vacuum_delay_point();
         let page = rel.read_page_with(block, ReadMode::Exclusive, &self.strategy);
         let mut guard = rel.begin_write(WriteMode::Wal);
         guard.register(page, Image::Delta);
@@ -304,12 +320,11 @@ impl VacuumStore for VacuumGraph {
     }
 
     fn scan_elements(&mut self, cursor: &mut PageCursor, out: &mut Vec<Element>) -> bool {
-        let block = cursor.next;
-        if block == INVALID_BLOCK_NUMBER {
-            return false;
-        }
-        crate::storage::vacuum_delay_point();
         let rel = self.rel();
+        let Some(block) = cursor.current(rel) else {
+            return false;
+        };
+        crate::storage::vacuum_delay_point();
         let guard = rel.read_page_with(block, ReadMode::Shared, &self.strategy);
         let page = guard.page();
         for offset in 1..=page.max_offset() {
@@ -338,14 +353,15 @@ impl VacuumStore for VacuumGraph {
         // As pgvector: every element left without heap TIDs is deleted (only vacuum empties
         // them, so these are exactly the ones the passes before collected).
         let mut insert_page = INVALID_BLOCK_NUMBER;
-        let mut block = HEAD_BLKNO;
-        while block != INVALID_BLOCK_NUMBER {
+        let mut walk = ChainWalk::new(self.rel());
+        let mut current = walk.next(HEAD_BLKNO);
+        while let Some(block) = current {
             crate::storage::vacuum_delay_point();
             let (next, has_deleted) = self.mark_page_deleted(block);
             if has_deleted && insert_page == INVALID_BLOCK_NUMBER {
                 insert_page = block;
             }
-            block = next;
+            current = walk.next(next);
         }
         if insert_page != INVALID_BLOCK_NUMBER {
             self.writer
