@@ -27,6 +27,18 @@ standby_sql() {
 primary_sql() { sql ours "$@"; }
 stop_standby() { "$root/scripts/pg-server.sh" stop "$OURS/bin" "$standby_data"; }
 trap 'stop_standby 2>/dev/null; cleanup_servers' EXIT
+# wait_for_replay: until the standby has replayed the primary's current WAL position (60 s).
+wait_for_replay() {
+  local lsn
+  lsn=$(sql ours -c "SELECT pg_current_wal_lsn()")
+  for _ in $(seq 1 300); do
+    [ "$(standby_sql -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] && break
+    sleep 0.2
+  done
+  [ "$(standby_sql -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] ||
+    fail "the standby did not replay up to $lsn"
+  echo "-- standby replayed up to $lsn"
+}
 
 start ours
 sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.7)" -c "
@@ -77,24 +89,13 @@ sql ours -c "INSERT INTO v SELECT i, array(SELECT random() FROM generate_series(
   -c "REINDEX INDEX CONCURRENTLY h_cos" \
   -c "CREATE INDEX CONCURRENTLY v_cos ON v USING ivfflat (e vector_cosine_ops) WITH (lists = 15)"
 
-lsn=$(sql ours -c "SELECT pg_current_wal_lsn()")
-for _ in $(seq 1 300); do
-  [ "$(standby_sql -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] && break
-  sleep 0.2
-done
-[ "$(standby_sql -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] ||
-  fail "the standby did not replay up to $lsn"
-echo "-- standby replayed up to $lsn"
+wait_for_replay
 
 # page_digests SQLFN INDEX: one line per block, the page with its checksum bytes (8-9) masked.
 page_digests="SELECT b, md5(overlay(get_raw_page(\$1, b) PLACING '\\x0000'::bytea FROM 9 FOR 2))
   FROM generate_series(0, pg_relation_size(\$1::regclass) / 8192 - 1) b"
 sql ours -c "CREATE EXTENSION pageinspect" >/dev/null
-lsn=$(sql ours -c "SELECT pg_current_wal_lsn()")
-for _ in $(seq 1 300); do
-  [ "$(standby_sql -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] && break
-  sleep 0.2
-done
+wait_for_replay
 for index in v_l2 v_ip v_cos h_cos b_ham h_hnsw; do
   sql ours -c "CHECKPOINT" >/dev/null
   primary=$(sql ours -c "PREPARE d(text) AS $page_digests" -c "EXECUTE d('$index')")
