@@ -8,6 +8,8 @@
 #   truth LIB TABLE OPERATOR TRUTH      exact top 10 of each query (sequential scan)
 #   check_pages LIB INDEX TABLE         tests/hnsw/check_pages.py on every page of INDEX
 #   fail MESSAGE                        print and exit 1
+#   hnsw_damage_fixture ROWS SEED [WITH]   a table t of ROWS vector(8) and its hnsw index t_idx
+#                                       on a cluster without checksums, stopped; sets file, pages
 # The queries live in table `queries (id int, v <type>)` of the same type as TABLE.v.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -96,4 +98,23 @@ check_pages() {
   sql "$1" -c "SELECT ctid FROM $3 WHERE ${ROWS:-v IS NOT NULL}" > "$work/ctids.txt"
   python3 "$root/tests/hnsw/check_pages.py" "$work/pages.hex" "$work/ctids.txt" ${EXACT:+--exact} \
     ${CONCURRENT:+--concurrent}
+}
+
+# hnsw_damage_fixture ROWS SEED [WITH]: for tests that damage index pages with the server
+# stopped. A fresh cluster without data checksums (they would catch the damage first), table t
+# of ROWS random vector(8) rows (setseed(SEED)), its hnsw index t_idx (WITH options, if any),
+# checkpointed; the server is stopped at the end. Sets `file` (the index's data file) and
+# `pages` (its size in blocks).
+hnsw_damage_fixture() {
+  rm -rf "$work/cluster"
+  INITDB_OPTS=--no-data-checksums start ours
+  sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed($2)" -c "
+    CREATE TABLE t (id int, v vector(8));
+    INSERT INTO t SELECT i, array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0)
+      FROM generate_series(1, $1) i;
+    CREATE INDEX t_idx ON t USING hnsw (v vector_l2_ops) ${3:-};
+    CHECKPOINT;" >/dev/null
+  file=$data/$(sql ours -c "SELECT pg_relation_filepath('t_idx')")
+  pages=$(sql ours -c "SELECT pg_relation_size('t_idx') / 8192")
+  stop ours
 }

@@ -15,23 +15,8 @@
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-chain-cycle.XXXXXX)}
 . "$(dirname "$0")/../lib.sh"
-rm -rf "$work/cluster"
-export INITDB_OPTS=--no-data-checksums
-
-start ours
-sql ours <<'SQL'
-CREATE EXTENSION vector;
-SELECT setseed(0.25);
-CREATE TABLE t (id int, v vector(8));
-INSERT INTO t SELECT i, array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0)
-  FROM generate_series(1, 3000) i;
-CREATE INDEX t_idx ON t USING hnsw (v vector_l2_ops);
-CHECKPOINT;
-SQL
-file=$data/$(sql ours -c "SELECT pg_relation_filepath('t_idx')")
-pages=$(sql ours -c "SELECT pg_relation_size('t_idx') / 8192")
+hnsw_damage_fixture 3000 0.25
 [ "$pages" -gt 4 ] || fail "only $pages index pages"
-stop ours
 
 # set_u32 BLOCK OFFSET VALUE: a little-endian 4-byte field of one page.
 set_u32() {

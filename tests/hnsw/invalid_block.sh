@@ -11,22 +11,7 @@
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-invalid-block.XXXXXX)}
 . "$(dirname "$0")/../lib.sh"
-rm -rf "$work/cluster"
-export INITDB_OPTS=--no-data-checksums
-
-start ours
-sql ours <<'SQL'
-CREATE EXTENSION vector;
-SELECT setseed(0.75);
-CREATE TABLE t (id int, v vector(8));
-INSERT INTO t SELECT i, array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0)
-  FROM generate_series(1, 2000) i;
-CREATE INDEX t_idx ON t USING hnsw (v vector_l2_ops) WITH (m = 4);
-CHECKPOINT;
-SQL
-file=$data/$(sql ours -c "SELECT pg_relation_filepath('t_idx')")
-pages=$(sql ours -c "SELECT pg_relation_size('t_idx') / 8192")
-stop ours
+hnsw_damage_fixture 2000 0.75 "WITH (m = 4)"
 
 # Neighbor tuples (type 2): type, unused, count (u16), then ItemPointerData per neighbor
 # (block as two u16 halves, high first, then the offset).

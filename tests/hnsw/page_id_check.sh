@@ -12,23 +12,8 @@
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-page-id.XXXXXX)}
 . "$(dirname "$0")/../lib.sh"
-rm -rf "$work/cluster"
-export INITDB_OPTS=--no-data-checksums
-
-start ours
-sql ours <<'SQL'
-CREATE EXTENSION vector;
-SELECT setseed(0.5);
-CREATE TABLE t (id int, v vector(8));
-INSERT INTO t SELECT i, array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0)
-  FROM generate_series(1, 2000) i;
-CREATE INDEX t_idx ON t USING hnsw (v vector_l2_ops);
-CHECKPOINT;
-SQL
-file=$data/$(sql ours -c "SELECT pg_relation_filepath('t_idx')")
-pages=$(sql ours -c "SELECT pg_relation_size('t_idx') / 8192")
+hnsw_damage_fixture 2000 0.5
 [ "$pages" -gt 6 ] || fail "only $pages index pages"
-stop ours
 
 # patch BLOCK MODE: "id" overwrites the page id (the last two bytes), "zero" zeroes the page.
 patch() {

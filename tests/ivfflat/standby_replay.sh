@@ -57,13 +57,17 @@ mkdir -p "$work/standby"; [ "$(id -u)" = 0 ] && chown postgres "$work/standby"
 "$root/scripts/pg-server.sh" start "$OURS/bin" "$standby_data" "$standby_port"
 [ "$(standby_sql -c 'SELECT pg_is_in_recovery()')" = t ] || fail "the standby is not in recovery"
 
-echo "-- builds, inserts, deletes, VACUUM, REINDEX CONCURRENTLY, CREATE INDEX CONCURRENTLY"
-sql ours -c "SELECT setseed(0.2)" -c "
-  INSERT INTO v SELECT i, array(SELECT random() FROM generate_series(1, 16) WHERE i > 0), i % 5
-    FROM generate_series(1, 6000) i;
+# rows_sql V_FROM V_TO HB_FROM HB_TO: inserts of random rows with those ids into v, and into h and b.
+rows_sql() {
+  echo "INSERT INTO v SELECT i, array(SELECT random() FROM generate_series(1, 16) WHERE i > 0), i % 5
+    FROM generate_series($1, $2) i;
   INSERT INTO h SELECT i, array(SELECT random() FROM generate_series(1, 16) WHERE i > 0)::halfvec
-    FROM generate_series(1, 3000) i;
-  INSERT INTO b SELECT i, (random() * 9e18)::int8::bit(64) FROM generate_series(1, 3000) i;
+    FROM generate_series($3, $4) i;
+  INSERT INTO b SELECT i, (random() * 9e18)::int8::bit(64) FROM generate_series($3, $4) i;"
+}
+
+echo "-- builds, inserts, deletes, VACUUM, REINDEX CONCURRENTLY, CREATE INDEX CONCURRENTLY"
+sql ours -c "SELECT setseed(0.2)" -c "$(rows_sql 1 6000 1 3000)
   INSERT INTO u SELECT i, array[i, 1, 2, 3] FROM generate_series(1, 200) i;
   CREATE INDEX v_l2 ON v USING ivfflat (e vector_l2_ops) WITH (lists = 40);
   ALTER TABLE v SET (parallel_workers = 2);
@@ -74,12 +78,7 @@ sql ours -c "SELECT setseed(0.2)" -c "
   CREATE INDEX b_ham ON b USING ivfflat (e bit_hamming_ops) WITH (lists = 10);
   CREATE INDEX u_l2 ON u USING ivfflat (e vector_l2_ops) WITH (lists = 4);
   CREATE INDEX h_hnsw ON h USING hnsw (e halfvec_l2_ops) WITH (m = 8, ef_construction = 32);" >/dev/null
-sql ours -c "SELECT setseed(0.4)" -c "
-  INSERT INTO v SELECT i, array(SELECT random() FROM generate_series(1, 16) WHERE i > 0), i % 5
-    FROM generate_series(6001, 12000) i;
-  INSERT INTO h SELECT i, array(SELECT random() FROM generate_series(1, 16) WHERE i > 0)::halfvec
-    FROM generate_series(3001, 5000) i;
-  INSERT INTO b SELECT i, (random() * 9e18)::int8::bit(64) FROM generate_series(3001, 5000) i;
+sql ours -c "SELECT setseed(0.4)" -c "$(rows_sql 6001 12000 3001 5000)
   DELETE FROM v WHERE id % 3 = 0;
   DELETE FROM h WHERE id % 4 = 0;
   DELETE FROM b WHERE id % 5 = 0;" >/dev/null
