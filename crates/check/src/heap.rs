@@ -1,0 +1,72 @@
+//! `heapallindexed`: which heap TIDs the index holds, with a fingerprint of each one's value,
+//! so that a scan of the table can tell a row the index lacks or holds with another value.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use vector_formats::page::ItemPointer;
+
+/// The heap TIDs an index holds (about 24 bytes each in memory).
+#[derive(Debug, Default)]
+pub struct IndexedTids {
+    fingerprints: HashMap<ItemPointer, u64>,
+}
+
+/// What the index holds for a heap row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Presence {
+    Indexed,
+    Missing,
+    /// The TID is there with another value.
+    OtherValue,
+}
+
+/// A 64-bit fingerprint of a value's bytes (a collision can only hide a changed value).
+pub fn fingerprint(value: &[u8]) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+impl IndexedTids {
+    /// Records that the index holds `tid` with `value`; false if it already held `tid`.
+    pub fn insert(&mut self, tid: ItemPointer, value: &[u8]) -> bool {
+        self.fingerprints.insert(tid, fingerprint(value)).is_none()
+    }
+
+    /// Whether the index holds the heap row `tid`, whose indexed value is `value`.
+    pub fn presence(&self, tid: ItemPointer, value: &[u8]) -> Presence {
+        match self.fingerprints.get(&tid) {
+            None => Presence::Missing,
+            Some(&f) if f == fingerprint(value) => Presence::Indexed,
+            Some(_) => Presence::OtherValue,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.fingerprints.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fingerprints.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tells_missing_and_changed_rows() {
+        let mut tids = IndexedTids::default();
+        let a = ItemPointer::new(3, 7);
+        assert!(tids.insert(a, b"value"));
+        assert!(!tids.insert(a, b"value"));
+        assert_eq!(tids.presence(a, b"value"), Presence::Indexed);
+        assert_eq!(tids.presence(a, b"valuf"), Presence::OtherValue);
+        assert_eq!(
+            tids.presence(ItemPointer::new(3, 8), b"value"),
+            Presence::Missing
+        );
+        assert_eq!(tids.len(), 1);
+    }
+}

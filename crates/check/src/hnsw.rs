@@ -1,0 +1,590 @@
+//! The checks of an hnsw index (pgvector 0.8.6's format, [`vector_formats::hnsw`]).
+//!
+//! * [`check`] with `cross_check` off reads every page once and looks at each on its own: the
+//!   metapage, every page's layout and id, every item, every block number in range, and the
+//!   page chain. It needs only a stable page at a time, so it runs beside writers.
+//! * With `cross_check` on (the index must not change meanwhile), it also follows what the
+//!   tuples point at: each element's neighbor tuple, each neighbor slot's element, the entry
+//!   point, and which live elements a search can reach from it.
+
+use crate::heap::IndexedTids;
+use crate::value::{check_value, ValueType};
+use crate::{BlockSet, Corruption, Pages};
+use std::collections::{HashMap, VecDeque};
+use vector_formats::hnsw::{
+    max_level, neighbor_count, tuple_kind, ElementView, MetaPage, NeighborView, TupleKind,
+    ELEMENT_HEADER_SIZE, HEAD_BLKNO, MAX_M, MIN_M, OPAQUE_SIZE, PAGE_ID, VERSION,
+};
+use vector_formats::page::{
+    maxalign, BlockNumber, ChainOpaque, ItemFlags, ItemPointer, PageRef, BLCKSZ,
+    FIRST_OFFSET_NUMBER, INVALID_BLOCK_NUMBER, INVALID_OFFSET_NUMBER,
+};
+
+/// pgvector's `ef_construction` limits.
+const MIN_EF_CONSTRUCTION: u16 = 4;
+const MAX_EF_CONSTRUCTION: u16 = 1000;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub value_type: ValueType,
+    /// Follow the links between tuples (needs an index that does not change meanwhile).
+    pub cross_check: bool,
+    /// Collect the heap TIDs and value fingerprints of live elements ([`Summary::heap_tids`]).
+    pub heap_tids: bool,
+}
+
+/// What a clean check saw.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Blocks read, the metapage included.
+    pub pages: u32,
+    /// Never-initialized pages (a crash during relation extension leaves them; nothing
+    /// links to them).
+    pub zero_pages: u32,
+    /// Initialized element pages the page chain does not reach.
+    pub unchained_pages: u32,
+    pub elements: u64,
+    /// Elements not deleted that still hold heap TIDs.
+    pub live_elements: u64,
+    pub deleted_elements: u64,
+    pub neighbor_tuples: u64,
+    pub cross: Option<CrossSummary>,
+    pub heap_tids: Option<IndexedTids>,
+}
+
+/// What the cross-check counted without calling it corruption.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct CrossSummary {
+    /// Live elements no link path from the entry point reaches (pgvector's pruning can leave
+    /// some; searches cannot return them).
+    pub unreachable: u64,
+    /// Live elements whose level is above the entry point's (a crash between an insert and
+    /// its metapage update leaves one).
+    pub above_entry_level: u64,
+    /// Neighbor slots on a layer above their target's level.
+    pub links_above_target_level: u64,
+    /// Neighbor tuples no element points at.
+    pub orphan_neighbor_tuples: u64,
+}
+
+/// An element as the cross-check needs it.
+#[derive(Clone, Copy)]
+struct ElementFacts {
+    level: u8,
+    version: u8,
+    live: bool,
+    deleted: bool,
+    neighbor_tid: ItemPointer,
+}
+
+#[derive(Clone, Copy)]
+struct NeighborFacts {
+    count: usize,
+    version: u8,
+}
+
+/// The state of one check.
+struct Checker<'p, P: Pages> {
+    pages: &'p mut P,
+    options: Options,
+    meta: MetaPage,
+    m: usize,
+    /// The relation's size as last read (a block past it is re-checked against a fresh size).
+    limit: BlockNumber,
+    summary: Summary,
+    elements: HashMap<ItemPointer, u32>,
+    facts: Vec<(ItemPointer, ElementFacts)>,
+    neighbors: HashMap<ItemPointer, NeighborFacts>,
+}
+
+/// Checks the whole index; the first problem found is the error.
+pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corruption> {
+    let nblocks = pages.nblocks();
+    if nblocks == 0 {
+        return Err(Corruption::page(0, "the index has no metapage"));
+    }
+    let meta = pages.read(0, |page| check_metapage(page, nblocks))?;
+    let mut checker = Checker {
+        pages,
+        options,
+        meta,
+        m: usize::from(meta.m),
+        limit: nblocks,
+        summary: Summary {
+            pages: nblocks,
+            heap_tids: options.heap_tids.then(IndexedTids::default),
+            ..Summary::default()
+        },
+        elements: HashMap::new(),
+        facts: Vec::new(),
+        neighbors: HashMap::new(),
+    };
+    let mut next = vec![INVALID_BLOCK_NUMBER; nblocks as usize];
+    let mut zero = BlockSet::new(nblocks);
+    let mut page = vec![0u8; BLCKSZ];
+    for block in HEAD_BLKNO..nblocks {
+        checker.pages.read(block, |p| page.copy_from_slice(p));
+        match checker.element_page(block, &page)? {
+            None => {
+                zero.insert(block);
+                checker.summary.zero_pages += 1;
+            }
+            Some(n) => next[block as usize] = n,
+        }
+    }
+    checker.summary.unchained_pages = check_chain(&next, &zero)?;
+    if options.cross_check {
+        let cross = checker.cross_check(&zero, &mut page)?;
+        checker.summary.cross = Some(cross);
+    }
+    Ok(checker.summary)
+}
+
+/// Block 0: layout, page id, and every field of the metapage.
+fn check_metapage(bytes: &[u8], nblocks: BlockNumber) -> Result<MetaPage, Corruption> {
+    let fail = |problem: String| Corruption::page(0, problem);
+    let page = PageRef::new(bytes);
+    check_layout(0, page)?;
+    let meta = MetaPage::decode(page.contents()).map_err(|e| fail(e.to_string()))?;
+    if meta.version != VERSION {
+        return Err(fail(format!("metapage has version {}", meta.version)));
+    }
+    if meta.dimensions == 0 || meta.dimensions > i32::MAX as u32 {
+        return Err(fail(format!("metapage has {} dimensions", meta.dimensions)));
+    }
+    let m = usize::from(meta.m);
+    if !(MIN_M..=MAX_M).contains(&m) {
+        return Err(fail(format!("metapage has m = {m}")));
+    }
+    let ef = meta.ef_construction;
+    if !(MIN_EF_CONSTRUCTION..=MAX_EF_CONSTRUCTION).contains(&ef) || usize::from(ef) < 2 * m {
+        return Err(fail(format!(
+            "metapage has ef_construction = {ef} with m = {m}"
+        )));
+    }
+    match meta.entry_point() {
+        None => {
+            if meta.entry_offno != INVALID_OFFSET_NUMBER || meta.entry_level != -1 {
+                return Err(fail(format!(
+                    "metapage has no entry block but offset {} and level {}",
+                    meta.entry_offno, meta.entry_level
+                )));
+            }
+        }
+        Some(entry) => {
+            if entry.tid.block == 0 || entry.tid.block >= nblocks {
+                return Err(fail(format!(
+                    "entry point is in block {}, outside the element pages 1..{nblocks}",
+                    entry.tid.block
+                )));
+            }
+            if entry.tid.offset == INVALID_OFFSET_NUMBER {
+                return Err(fail("entry point has offset 0".into()));
+            }
+            if meta.entry_level < 0 || meta.entry_level > i16::from(max_level(m)) {
+                return Err(fail(format!(
+                    "entry point has level {}, above the highest level {} for m = {m}",
+                    meta.entry_level,
+                    max_level(m)
+                )));
+            }
+        }
+    }
+    if meta.insert_page != INVALID_BLOCK_NUMBER
+        && (meta.insert_page == 0 || meta.insert_page >= nblocks)
+    {
+        return Err(fail(format!(
+            "insert page is block {}, outside the element pages 1..{nblocks}",
+            meta.insert_page
+        )));
+    }
+    Ok(meta)
+}
+
+/// Header bounds, the special space's size, and the page id.
+fn check_layout(block: BlockNumber, page: PageRef<'_>) -> Result<(), Corruption> {
+    let header = page.header();
+    if !header.is_consistent(BLCKSZ) {
+        return Err(Corruption::page(
+            block,
+            format!(
+                "page header has lower {}, upper {}, special {}",
+                header.lower, header.upper, header.special
+            ),
+        ));
+    }
+    if usize::from(header.special) != BLCKSZ - maxalign(OPAQUE_SIZE) {
+        return Err(Corruption::page(
+            block,
+            format!("special space starts at {}", header.special),
+        ));
+    }
+    let opaque = ChainOpaque::decode(page.special()).expect("an 8-byte special space");
+    if opaque.page_id != PAGE_ID {
+        return Err(Corruption::page(
+            block,
+            format!("page id is {:#06x}, not hnsw's", opaque.page_id),
+        ));
+    }
+    Ok(())
+}
+
+/// Follows the chain from the head page: it must not loop, nor reach a page never initialized.
+/// Returns how many initialized pages it does not reach.
+fn check_chain(next: &[BlockNumber], zero: &BlockSet) -> Result<u32, Corruption> {
+    let nblocks = next.len() as BlockNumber;
+    let mut seen = BlockSet::new(nblocks);
+    let mut block = HEAD_BLKNO;
+    let mut previous = None;
+    // A link past the size read at the start is a page added since: the chain goes on there.
+    while block < nblocks {
+        if zero.contains(block) {
+            return Err(match previous {
+                Some(p) => Corruption::page(p, format!("next page {block} is not initialized")),
+                None => Corruption::page(block, "the head page is not initialized"),
+            });
+        }
+        if !seen.insert(block) {
+            let p = previous.expect("the head is seen first");
+            return Err(Corruption::page(
+                p,
+                format!("page chain loops back to block {block}"),
+            ));
+        }
+        previous = Some(block);
+        block = next[block as usize];
+    }
+    let unchained = (HEAD_BLKNO..nblocks)
+        .filter(|&b| !seen.contains(b) && !zero.contains(b))
+        .count();
+    Ok(unchained as u32)
+}
+
+impl<P: Pages> Checker<'_, P> {
+    /// Whether `block` is an element page of the relation (re-reading its size when needed).
+    fn in_range(&mut self, block: BlockNumber) -> bool {
+        if block == 0 || block == INVALID_BLOCK_NUMBER {
+            return false;
+        }
+        if block >= self.limit {
+            self.limit = self.pages.nblocks();
+        }
+        block < self.limit
+    }
+
+    /// Checks an index TID found in a tuple: an item of an element page.
+    fn check_index_tid(
+        &mut self,
+        at: ItemPointer,
+        what: &str,
+        tid: ItemPointer,
+    ) -> Result<(), Corruption> {
+        if tid.offset == INVALID_OFFSET_NUMBER || !self.in_range(tid.block) {
+            return Err(Corruption::item(
+                at.block,
+                at.offset,
+                format!(
+                    "{what} ({},{}) is not on an element page",
+                    tid.block, tid.offset
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One element page; returns its next page, or `None` if it was never initialized.
+    fn element_page(
+        &mut self,
+        block: BlockNumber,
+        bytes: &[u8],
+    ) -> Result<Option<BlockNumber>, Corruption> {
+        let page = PageRef::new(bytes);
+        if page.is_new() {
+            if bytes.iter().any(|&b| b != 0) {
+                return Err(Corruption::page(
+                    block,
+                    "page is not initialized but not all zeros",
+                ));
+            }
+            return Ok(None);
+        }
+        check_layout(block, page)?;
+        let next = ChainOpaque::next_of(page.special());
+        if next != INVALID_BLOCK_NUMBER && (next == block || !self.in_range(next)) {
+            return Err(Corruption::page(
+                block,
+                format!("next page is block {next}, not another element page"),
+            ));
+        }
+        for offset in FIRST_OFFSET_NUMBER..=page.max_offset() {
+            let at = ItemPointer::new(block, offset);
+            let id = page.item_id(offset).expect("offset within max_offset");
+            let Some(item) = page.item(offset).filter(|_| id.flags == ItemFlags::Normal) else {
+                return Err(Corruption::item(
+                    block,
+                    offset,
+                    format!(
+                        "line pointer is {:?} at {} for {} bytes",
+                        id.flags, id.offset, id.len
+                    ),
+                ));
+            };
+            match tuple_kind(item) {
+                TupleKind::Element => self.element(at, item)?,
+                TupleKind::Neighbor => self.neighbor_tuple(at, item)?,
+                TupleKind::Other(t) => {
+                    return Err(Corruption::item(
+                        block,
+                        offset,
+                        format!("tuple has unknown type {t}"),
+                    ))
+                }
+            }
+        }
+        Ok(Some(next))
+    }
+
+    fn element(&mut self, at: ItemPointer, item: &[u8]) -> Result<(), Corruption> {
+        let fail = |problem: String| Corruption::item(at.block, at.offset, problem);
+        let e = ElementView::parse(item).map_err(|e| fail(e.to_string()))?;
+        let max = max_level(self.m);
+        if e.level() > max {
+            return Err(fail(format!(
+                "element has level {}, above the highest level {max} for m = {}",
+                e.level(),
+                self.m
+            )));
+        }
+        if e.deleted_byte() > 1 {
+            return Err(fail(format!(
+                "element has deleted flag {}",
+                e.deleted_byte()
+            )));
+        }
+        let heap_tids = e.heap_tids().count();
+        if let Some(i) =
+            (heap_tids..vector_formats::hnsw::HEAPTIDS).find(|&i| e.heap_tid(i).is_valid())
+        {
+            return Err(fail(format!(
+                "element has heap TID slot {i} in use after an empty one"
+            )));
+        }
+        self.check_index_tid(at, "element's neighbor TID", e.neighbor_tid())?;
+        self.summary.elements += 1;
+        let live = !e.deleted() && heap_tids > 0;
+        if e.deleted() {
+            self.summary.deleted_elements += 1;
+            if heap_tids > 0 {
+                return Err(fail("deleted element still has heap TIDs".into()));
+            }
+        } else {
+            let value = e
+                .value()
+                .filter(|v| ELEMENT_HEADER_SIZE + v.len() <= item.len())
+                .ok_or_else(|| {
+                    fail("element's value is not a varlena that fits the item".into())
+                })?;
+            check_value(self.options.value_type, self.meta.dimensions, value)
+                .map_err(|p| fail(format!("element's {p}")))?;
+            if let Some(tids) = &mut self.summary.heap_tids {
+                for t in e.heap_tids() {
+                    if !tids.insert(t, value) {
+                        return Err(fail(format!(
+                            "heap TID ({},{}) is indexed twice",
+                            t.block, t.offset
+                        )));
+                    }
+                }
+            }
+        }
+        if live {
+            self.summary.live_elements += 1;
+        }
+        if self.options.cross_check {
+            let facts = ElementFacts {
+                level: e.level(),
+                version: e.version(),
+                live,
+                deleted: e.deleted(),
+                neighbor_tid: e.neighbor_tid(),
+            };
+            self.elements.insert(at, self.facts.len() as u32);
+            self.facts.push((at, facts));
+        }
+        Ok(())
+    }
+
+    fn neighbor_tuple(&mut self, at: ItemPointer, item: &[u8]) -> Result<(), Corruption> {
+        let fail = |problem: String| Corruption::item(at.block, at.offset, problem);
+        let n = NeighborView::parse(item).map_err(|e| fail(e.to_string()))?;
+        let count = n.count();
+        let highest = neighbor_count(max_level(self.m), self.m);
+        if count % self.m != 0 || count < 2 * self.m || count > highest {
+            return Err(fail(format!(
+                "neighbor tuple has {count} slots, not (level + 2) * m for m = {}",
+                self.m
+            )));
+        }
+        for (i, tid) in n.tids().enumerate() {
+            if tid.is_valid() {
+                self.check_index_tid(at, &format!("neighbor slot {i}"), tid)?;
+            }
+        }
+        self.summary.neighbor_tuples += 1;
+        if self.options.cross_check {
+            self.neighbors.insert(
+                at,
+                NeighborFacts {
+                    count,
+                    version: n.version(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The links between tuples, then reachability from the entry point.
+    fn cross_check(
+        &mut self,
+        zero: &BlockSet,
+        page: &mut [u8],
+    ) -> Result<CrossSummary, Corruption> {
+        let mut cross = CrossSummary::default();
+        let m = self.m;
+        // Each element's neighbor tuple: there, of its level's size, of its version.
+        let mut owners: HashMap<ItemPointer, u32> = HashMap::with_capacity(self.facts.len());
+        for (i, (at, e)) in self.facts.iter().enumerate() {
+            let fail = |problem: String| Corruption::item(at.block, at.offset, problem);
+            let t = e.neighbor_tid;
+            let Some(n) = self.neighbors.get(&t) else {
+                return Err(fail(format!(
+                    "element's neighbor TID ({},{}) is not a neighbor tuple",
+                    t.block, t.offset
+                )));
+            };
+            if n.count != neighbor_count(e.level, m) {
+                return Err(fail(format!(
+                    "element has level {} but its neighbor tuple ({},{}) {} slots",
+                    e.level, t.block, t.offset, n.count
+                )));
+            }
+            if n.version != e.version {
+                return Err(fail(format!(
+                    "element has version {} but its neighbor tuple ({},{}) version {}",
+                    e.version, t.block, t.offset, n.version
+                )));
+            }
+            if owners.insert(t, i as u32).is_some() {
+                return Err(fail(format!(
+                    "neighbor tuple ({},{}) belongs to two elements",
+                    t.block, t.offset
+                )));
+            }
+        }
+        cross.orphan_neighbor_tuples = (self.neighbors.len() - owners.len()) as u64;
+
+        // Every neighbor slot names an element, and not its own.
+        for block in HEAD_BLKNO..self.summary.pages {
+            if zero.contains(block) {
+                continue;
+            }
+            self.pages.read(block, |p| page.copy_from_slice(p));
+            let view = PageRef::new(page);
+            for (offset, item) in view.items() {
+                let at = ItemPointer::new(block, offset);
+                let Some(&owner) = owners.get(&at) else {
+                    continue;
+                };
+                let (owner_tid, e) = self.facts[owner as usize];
+                let n = NeighborView::parse(item).expect("checked in the first pass");
+                for layer in 0..=e.level {
+                    for tid in n.layer(e.level, m, layer) {
+                        let target = self.elements.get(&tid).map(|&t| self.facts[t as usize].1);
+                        let Some(target) = target else {
+                            return Err(Corruption::item(
+                                block,
+                                offset,
+                                format!(
+                                    "neighbor on layer {layer} ({},{}) is not an element",
+                                    tid.block, tid.offset
+                                ),
+                            ));
+                        };
+                        if tid == owner_tid {
+                            return Err(Corruption::item(
+                                block,
+                                offset,
+                                format!("neighbor on layer {layer} is the element itself"),
+                            ));
+                        }
+                        if target.level < layer {
+                            cross.links_above_target_level += 1;
+                        }
+                    }
+                }
+            }
+        }
+
+        // The entry point, and what it reaches.
+        let Some(entry) = self.meta.entry_point() else {
+            cross.unreachable = self.summary.live_elements;
+            return Ok(cross);
+        };
+        let fail = |problem: String| Corruption::page(0, problem);
+        let Some(&entry_index) = self.elements.get(&entry.tid) else {
+            return Err(fail(format!(
+                "entry point ({},{}) is not an element",
+                entry.tid.block, entry.tid.offset
+            )));
+        };
+        let e = self.facts[entry_index as usize].1;
+        if e.level != entry.level {
+            return Err(fail(format!(
+                "entry point has level {} in the metapage, {} in its element",
+                entry.level, e.level
+            )));
+        }
+        if e.deleted {
+            return Err(fail("entry point is a deleted element".into()));
+        }
+        cross.above_entry_level = self
+            .facts
+            .iter()
+            .filter(|(_, f)| f.live && f.level > entry.level)
+            .count() as u64;
+        cross.unreachable = self.summary.live_elements - self.reached_live(entry_index);
+        Ok(cross)
+    }
+
+    /// Live elements reached from `entry` over the links of every layer (one page read per
+    /// element reached).
+    fn reached_live(&mut self, entry: u32) -> u64 {
+        let m = self.m;
+        let mut seen = vec![false; self.facts.len()];
+        let mut queue = VecDeque::from([entry]);
+        seen[entry as usize] = true;
+        let mut live = 0;
+        while let Some(i) = queue.pop_front() {
+            let e = self.facts[i as usize].1;
+            live += u64::from(e.live);
+            let t = e.neighbor_tid;
+            let links: Vec<ItemPointer> = self.pages.read(t.block, |p| {
+                let item = PageRef::new(p).item(t.offset).unwrap_or_default();
+                match NeighborView::parse(item) {
+                    Ok(n) => (0..=e.level)
+                        .flat_map(|layer| n.layer(e.level, m, layer))
+                        .collect(),
+                    Err(_) => Vec::new(),
+                }
+            });
+            for tid in links {
+                if let Some(&j) = self.elements.get(&tid) {
+                    if !std::mem::replace(&mut seen[j as usize], true) {
+                        queue.push_back(j);
+                    }
+                }
+            }
+        }
+        live
+    }
+}

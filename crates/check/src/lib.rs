@@ -1,0 +1,99 @@
+//! amcheck-style verification of this library's (and pgvector 0.8.6's) index pages.
+//!
+//! The checks read pages through [`Pages`], which the extension implements over the buffer
+//! manager and the tests over page images, and stop at the first [`Corruption`], which names
+//! the block and, for an item, its offset. What pgvector can legitimately leave behind (an
+//! element its pruning disconnected, a page a crash left uninitialized) is counted in the
+//! summary instead.
+
+pub mod heap;
+pub mod hnsw;
+pub mod value;
+
+use std::fmt;
+use vector_formats::page::{BlockNumber, OffsetNumber};
+
+/// Where the pages come from.
+pub trait Pages {
+    /// The relation's size now (it may grow during a check under a weak lock).
+    fn nblocks(&mut self) -> BlockNumber;
+    /// Calls `f` with the bytes of `block` (a whole page), held still while `f` runs.
+    fn read<R>(&mut self, block: BlockNumber, f: impl FnOnce(&[u8]) -> R) -> R;
+}
+
+/// Page images in memory.
+pub struct PageImages(pub Vec<Vec<u8>>);
+
+impl Pages for PageImages {
+    fn nblocks(&mut self) -> BlockNumber {
+        self.0.len() as BlockNumber
+    }
+
+    fn read<R>(&mut self, block: BlockNumber, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(&self.0[block as usize])
+    }
+}
+
+/// The first problem a check found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Corruption {
+    pub block: BlockNumber,
+    /// The item's offset, when the problem is in an item.
+    pub offset: Option<OffsetNumber>,
+    pub problem: String,
+}
+
+impl Corruption {
+    pub fn page(block: BlockNumber, problem: impl Into<String>) -> Self {
+        Corruption {
+            block,
+            offset: None,
+            problem: problem.into(),
+        }
+    }
+
+    pub fn item(block: BlockNumber, offset: OffsetNumber, problem: impl Into<String>) -> Self {
+        Corruption {
+            block,
+            offset: Some(offset),
+            problem: problem.into(),
+        }
+    }
+}
+
+impl fmt::Display for Corruption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(offset) => write!(
+                f,
+                "block {}, offset {}: {}",
+                self.block, offset, self.problem
+            ),
+            None => write!(f, "block {}: {}", self.block, self.problem),
+        }
+    }
+}
+
+impl std::error::Error for Corruption {}
+
+/// One bit per block.
+pub(crate) struct BlockSet(Vec<u64>);
+
+impl BlockSet {
+    pub(crate) fn new(nblocks: BlockNumber) -> Self {
+        BlockSet(vec![0; (nblocks as usize).div_ceil(64)])
+    }
+
+    /// Adds `block`; false if it was already there.
+    pub(crate) fn insert(&mut self, block: BlockNumber) -> bool {
+        let (word, bit) = (block as usize / 64, block % 64);
+        let had = self.0[word] & (1 << bit) != 0;
+        self.0[word] |= 1 << bit;
+        !had
+    }
+
+    pub(crate) fn contains(&self, block: BlockNumber) -> bool {
+        let (word, bit) = (block as usize / 64, block % 64);
+        self.0.get(word).is_some_and(|w| w & (1 << bit) != 0)
+    }
+}
