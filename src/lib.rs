@@ -40,6 +40,11 @@ pub mod types;
     name = "ivfflat_access_method",
     requires = ["hnsw_access_method"]
 );
+::pgrx::extension_sql_file!(
+    "../sql/install/check.sql",
+    name = "index_checks",
+    requires = ["ivfflat_access_method"]
+);
 
 /// Runs when the library is loaded: keeps error reports free of Rust backtraces, and
 /// registers both index methods' options and settings.

@@ -120,8 +120,9 @@ sql "$OURS" -d compat_fresh -q -c "CREATE EXTENSION vector"
 diff <(dump_schema compat_fresh) <(dump_schema compat_upgraded) > "$work/catalog.diff" || {
   echo "FAIL: the catalogs differ (< fresh, > upgraded):"; head -40 "$work/catalog.diff"; exit 1; }
 echo "   identical ($(dump_schema compat_fresh | grep -c '^CREATE') CREATE statements)"
-# A cluster created by this library before 0.8.6.2 has no ivfflat objects: made here from a
-# fresh install by removing them and marking the extension 0.8.6.1; the update adds them back.
+# A cluster created by this library before 0.8.6.2 has no ivfflat objects (nor the verifiers of
+# 0.8.6.3): made here from a fresh install by removing them and marking the extension 0.8.6.1;
+# the update adds them back.
 sql "$OURS" -q -c "CREATE DATABASE compat_ours_0861"
 sql "$OURS" -d compat_ours_0861 -q <<'SQL'
 CREATE EXTENSION vector;
@@ -142,6 +143,10 @@ ALTER EXTENSION vector DROP FUNCTION ivfflat_bit_support(internal);
 DROP FUNCTION ivfflathandler(internal), ivfflat_halfvec_support(internal), ivfflat_bit_support(internal);
 ALTER EXTENSION vector DROP FUNCTION ivfflat_last_scan_stats();
 DROP FUNCTION ivfflat_last_scan_stats();
+-- added in 0.8.6.3
+ALTER EXTENSION vector DROP FUNCTION hnsw_index_check(regclass, boolean);
+ALTER EXTENSION vector DROP FUNCTION hnsw_index_parent_check(regclass, boolean);
+DROP FUNCTION hnsw_index_check(regclass, boolean), hnsw_index_parent_check(regclass, boolean);
 UPDATE pg_extension SET extversion = '0.8.6.1' WHERE extname = 'vector';
 SQL
 sql "$OURS" -d compat_ours_0861 -q -c "ALTER EXTENSION vector UPDATE"

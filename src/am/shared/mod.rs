@@ -10,6 +10,7 @@
 //! * [`parallel`]: parallel builds (context, segment, shared scan and sort);
 //! * [`settings`]: the plumbing of options and settings.
 
+pub mod check;
 pub mod cost;
 pub mod parallel;
 pub mod routine;
