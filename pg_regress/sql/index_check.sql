@@ -1,4 +1,5 @@
--- hnsw_index_check and hnsw_index_parent_check (this library's verifiers; pgvector has none).
+-- hnsw_index_check, hnsw_index_parent_check, ivfflat_index_check, ivfflat_index_parent_check
+-- (this library's verifiers; pgvector has none).
 -- The NOTICE of unreachable elements depends on the random levels of the build: not shown.
 SET client_min_messages = warning;
 CREATE TABLE t (id int, v vector(3), h halfvec(3), b bit(5), s sparsevec(5));
@@ -42,6 +43,23 @@ SELECT hnsw_index_check('t_id');
 CREATE INDEX t_ivf ON t USING ivfflat (v vector_l2_ops) WITH (lists = 2);
 SELECT hnsw_index_parent_check('t_ivf');
 SELECT hnsw_index_check(NULL);
+SELECT ivfflat_index_check('t_v_l2');
+
+-- ivfflat indexes, every type and a normalized one, after changes too.
+CREATE INDEX t_ivf_cos ON t USING ivfflat (v vector_cosine_ops) WITH (lists = 3);
+CREATE INDEX t_ivf_h ON t USING ivfflat (h halfvec_ip_ops) WITH (lists = 4);
+CREATE INDEX t_ivf_b ON t USING ivfflat (b bit_hamming_ops) WITH (lists = 2);
+SELECT i, ivfflat_index_check(i, true), ivfflat_index_parent_check(i, true)
+    FROM unnest(ARRAY['t_ivf', 't_ivf_cos', 't_ivf_h', 't_ivf_b']::regclass[]) i;
+DELETE FROM t WHERE id % 5 = 0;
+VACUUM t;
+INSERT INTO t SELECT i, ARRAY[i % 4, i % 6, 3]::vector, ARRAY[1, i % 3, 2]::halfvec, (i % 8)::bit(5)
+    FROM generate_series(3000, 3100) i;
+SELECT i, ivfflat_index_parent_check(i, true)
+    FROM unnest(ARRAY['t_ivf', 't_ivf_cos', 't_ivf_h', 't_ivf_b']::regclass[]) i;
+CREATE TABLE e2 (v vector(2));
+CREATE INDEX e2_idx ON e2 USING ivfflat (v vector_l2_ops) WITH (lists = 3);
+SELECT ivfflat_index_parent_check('e2_idx', true);
 
 -- Not for PUBLIC, as amcheck's functions.
 CREATE ROLE regress_vector_checker;
@@ -54,6 +72,6 @@ SET ROLE regress_vector_checker;
 SELECT hnsw_index_check('t_v_l2', true);
 RESET ROLE;
 
-DROP TABLE t, e;
+DROP TABLE t, e, e2;
 REVOKE EXECUTE ON FUNCTION hnsw_index_check(regclass, boolean) FROM regress_vector_checker;
 DROP ROLE regress_vector_checker;

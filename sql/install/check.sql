@@ -6,5 +6,13 @@ CREATE FUNCTION hnsw_index_check(index regclass, heapallindexed boolean DEFAULT 
 CREATE FUNCTION hnsw_index_parent_check(index regclass, heapallindexed boolean DEFAULT false)
     RETURNS void AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
 
+CREATE FUNCTION ivfflat_index_check(index regclass, heapallindexed boolean DEFAULT false)
+    RETURNS void AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
+
+CREATE FUNCTION ivfflat_index_parent_check(index regclass, heapallindexed boolean DEFAULT false)
+    RETURNS void AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
+
 REVOKE ALL ON FUNCTION hnsw_index_check(regclass, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION hnsw_index_parent_check(regclass, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ivfflat_index_check(regclass, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ivfflat_index_parent_check(regclass, boolean) FROM PUBLIC;

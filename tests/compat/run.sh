@@ -146,7 +146,10 @@ DROP FUNCTION ivfflat_last_scan_stats();
 -- added in 0.8.6.3
 ALTER EXTENSION vector DROP FUNCTION hnsw_index_check(regclass, boolean);
 ALTER EXTENSION vector DROP FUNCTION hnsw_index_parent_check(regclass, boolean);
-DROP FUNCTION hnsw_index_check(regclass, boolean), hnsw_index_parent_check(regclass, boolean);
+ALTER EXTENSION vector DROP FUNCTION ivfflat_index_check(regclass, boolean);
+ALTER EXTENSION vector DROP FUNCTION ivfflat_index_parent_check(regclass, boolean);
+DROP FUNCTION hnsw_index_check(regclass, boolean), hnsw_index_parent_check(regclass, boolean),
+  ivfflat_index_check(regclass, boolean), ivfflat_index_parent_check(regclass, boolean);
 UPDATE pg_extension SET extversion = '0.8.6.1' WHERE extname = 'vector';
 SQL
 sql "$OURS" -d compat_ours_0861 -q -c "ALTER EXTENSION vector UPDATE"

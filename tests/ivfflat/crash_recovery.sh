@@ -74,7 +74,12 @@ consistent() {
     SELECT count(*) FROM c WHERE id % 13 = 0 AND NOT EXISTS (
       SELECT 1 FROM (SELECT c2.id FROM c c2 ORDER BY c2.v <-> c.v LIMIT 20) s WHERE s.id = c.id)")
   [ "$lost" = 0 ] || fail "$2: $lost rows are not in the list of their nearest center"
-  echo "   $2: $rows rows, each once in the index; a 13th of them looked up: each in its nearest center's list"
+  local verified=""
+  if [ "$1" = ours ]; then
+    sql ours -c "SELECT ivfflat_index_parent_check('c_idx', true)" >/dev/null
+    verified="; verifier clean"
+  fi
+  echo "   $2: $rows rows, each once in the index; a 13th of them looked up: each in its nearest center's list$verified"
 }
 
 echo "-- recovery"

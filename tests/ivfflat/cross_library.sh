@@ -98,6 +98,9 @@ start ours
 record ours written_then_ours
 same ours written_by_pgvector written_then_ours
 exact ours
+# Indexes pgvector changed pass our verifier, every row included.
+sql ours -At -c "SELECT ivfflat_index_parent_check(indexrelid, true) FROM pg_index i
+  JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam WHERE amname = 'ivfflat'" >/dev/null
 echo "inserted into and vacuumed by pgvector: identical on ours"
 write ours 2
 record ours written_by_ours

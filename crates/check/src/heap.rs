@@ -6,9 +6,10 @@ use std::hash::{Hash, Hasher};
 use vector_formats::page::ItemPointer;
 
 /// The heap TIDs an index holds (about 24 bytes each in memory).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct IndexedTids {
-    fingerprints: HashMap<ItemPointer, u64>,
+    /// `None` for a value only Postgres can read (compressed): the TID alone is checked.
+    fingerprints: HashMap<ItemPointer, Option<u64>>,
 }
 
 /// What the index holds for a heap row.
@@ -27,18 +28,32 @@ pub fn fingerprint(value: &[u8]) -> u64 {
     hasher.finish()
 }
 
+impl std::fmt::Debug for IndexedTids {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IndexedTids({} heap TIDs)", self.len())
+    }
+}
+
 impl IndexedTids {
     /// Records that the index holds `tid` with `value`; false if it already held `tid`.
     pub fn insert(&mut self, tid: ItemPointer, value: &[u8]) -> bool {
-        self.fingerprints.insert(tid, fingerprint(value)).is_none()
+        self.fingerprints
+            .insert(tid, Some(fingerprint(value)))
+            .is_none()
+    }
+
+    /// Records that the index holds `tid` with a value this crate cannot read.
+    pub fn insert_unknown_value(&mut self, tid: ItemPointer) -> bool {
+        self.fingerprints.insert(tid, None).is_none()
     }
 
     /// Whether the index holds the heap row `tid`, whose indexed value is `value`.
     pub fn presence(&self, tid: ItemPointer, value: &[u8]) -> Presence {
         match self.fingerprints.get(&tid) {
             None => Presence::Missing,
-            Some(&f) if f == fingerprint(value) => Presence::Indexed,
-            Some(_) => Presence::OtherValue,
+            Some(None) => Presence::Indexed,
+            Some(&Some(f)) if f == fingerprint(value) => Presence::Indexed,
+            Some(Some(_)) => Presence::OtherValue,
         }
     }
 
@@ -67,6 +82,11 @@ mod tests {
             tids.presence(ItemPointer::new(3, 8), b"value"),
             Presence::Missing
         );
-        assert_eq!(tids.len(), 1);
+        assert!(tids.insert_unknown_value(ItemPointer::new(4, 1)));
+        assert_eq!(
+            tids.presence(ItemPointer::new(4, 1), b"any"),
+            Presence::Indexed
+        );
+        assert_eq!(tids.len(), 2);
     }
 }

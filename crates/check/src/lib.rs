@@ -8,6 +8,7 @@
 
 pub mod heap;
 pub mod hnsw;
+pub mod ivfflat;
 pub mod value;
 
 use std::fmt;

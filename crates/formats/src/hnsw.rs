@@ -887,7 +887,7 @@ mod tests {
     }
 
     // -----------------------------------------------------------------------------------------
-    // Pages of indexes built by pgvector 0.8.6 (tests/fixtures/pgvector-hnsw, see generate.sh).
+    // Pages of indexes built by pgvector 0.8.6 (tests/fixtures/pgvector-hnsw, see tests/fixtures/generate.sh).
     // -----------------------------------------------------------------------------------------
 
     /// One decoded element tuple.

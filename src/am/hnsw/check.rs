@@ -2,7 +2,7 @@
 //! `bt_index_check` and `bt_index_parent_check`. The checks are `vector_check::hnsw`'s; this
 //! file opens the index, runs them over its pages, and reports.
 
-use crate::am::shared::check::{notice, open_target, CheckTarget};
+use crate::am::shared::check::{lockmode, notice, open_target, CheckTarget};
 use crate::am::shared::typeinfo::{Method, Support};
 use crate::stores::check::IndexPages;
 use pgrx::pg_sys;
@@ -31,12 +31,7 @@ fn is_hnsw(routine: &pg_sys::IndexAmRoutine) -> bool {
 }
 
 fn run(index: pg_sys::Oid, heapallindexed: bool, parent: bool) {
-    let lockmode = if parent {
-        pg_sys::ShareLock
-    } else {
-        pg_sys::AccessShareLock
-    } as pg_sys::LOCKMODE;
-    let Some(target) = open_target(index, lockmode, Method::Hnsw, is_hnsw) else {
+    let Some(target) = open_target(index, lockmode(parent), Method::Hnsw, is_hnsw) else {
         return;
     };
     let rel = target.index();
@@ -53,7 +48,9 @@ fn run(index: pg_sys::Oid, heapallindexed: bool, parent: bool) {
     };
     report(&target, &summary);
     if let (Some(snapshot), Some(tids)) = (&snapshot, &summary.heap_tids) {
-        target.check_heap(snapshot, &support, tids);
+        // SAFETY: the datums the heap pass hands over are non-NULL values of the column's type.
+        let form = |datum| unsafe { support.index_value(datum) };
+        target.check_heap(snapshot, &form, tids);
     }
 }
 

@@ -3,6 +3,7 @@
 //! [`crate::stores::ivfflat`].
 
 pub mod build;
+pub mod check;
 pub mod cost;
 pub mod handler;
 pub mod insert;

@@ -2,7 +2,7 @@
 //! opening the index and its table (table first, in the same lock mode), refusing what cannot
 //! be checked, running as the table's owner, and the `heapallindexed` pass over the table.
 
-use crate::am::shared::typeinfo::{Method, Support, ValueKind};
+use crate::am::shared::typeinfo::{Method, Support, Value, ValueKind};
 use crate::storage::{Fork, ItemPointer, Relation};
 use pgrx::{ereport, pg_guard, pg_sys, PgLogLevel, PgSqlErrorCode};
 use std::ffi::c_void;
@@ -18,6 +18,16 @@ pub struct CheckTarget {
     saved_user: pg_sys::Oid,
     saved_context: i32,
     guc_level: i32,
+}
+
+/// The lock of a check: AccessShareLock, as `bt_index_check` takes (writers go on meanwhile),
+/// or ShareLock for a `parent` check, as `bt_index_parent_check` takes (no writer meanwhile).
+pub fn lockmode(parent: bool) -> pg_sys::LOCKMODE {
+    (if parent {
+        pg_sys::ShareLock
+    } else {
+        pg_sys::AccessShareLock
+    }) as pg_sys::LOCKMODE
 }
 
 /// Opens `index_oid` for a check of `method`'s index under `lockmode`. `None` (after a NOTICE)
@@ -170,11 +180,17 @@ impl CheckTarget {
     }
 
     /// `heapallindexed`: every row of the table that `snapshot` sees and the index would hold
-    /// must be in `tids` with the value the index would store for it.
-    pub fn check_heap(&self, snapshot: &Snapshot, support: &Support, tids: &IndexedTids) {
+    /// must be in `tids` with the value the index stores for it, which `form` makes from the
+    /// row's indexed datum (`None`: not indexed).
+    pub fn check_heap(
+        &self,
+        snapshot: &Snapshot,
+        form: &dyn Fn(pg_sys::Datum) -> Option<Value>,
+        tids: &IndexedTids,
+    ) {
         let mut state = HeapCheck {
             target: self,
-            support,
+            form,
             tids,
             rows: 0,
             tmp_ctx: pgrx::PgMemoryContexts::new("vector index check tuple context"),
@@ -245,7 +261,7 @@ impl Drop for Snapshot {
 
 struct HeapCheck<'a> {
     target: &'a CheckTarget,
-    support: &'a Support,
+    form: &'a dyn Fn(pg_sys::Datum) -> Option<Value>,
     tids: &'a IndexedTids,
     rows: u64,
     tmp_ctx: pgrx::PgMemoryContexts,
@@ -280,9 +296,7 @@ unsafe extern "C-unwind" fn heap_row_callback(
     // for it goes to the temporary context, reset after the row.
     let presence = unsafe {
         let presence = pgrx::PgMemoryContexts::For(tmp_ctx).switch_to(|_| {
-            state
-                .support
-                .index_value(datum)
+            (state.form)(datum)
                 .map(|value| state.tids.presence(tid, value.bytes().expect("not NULL")))
         });
         pg_sys::MemoryContextReset(tmp_ctx);
