@@ -1,23 +1,30 @@
 #!/usr/bin/env python3
-"""Seeded damage to an hnsw index file (pgvector 0.8.6's format), for tests/hnsw/corrupt_pages.sh.
+"""Seeded damage to an hnsw or ivfflat index file (pgvector 0.8.6's formats), for
+tests/corrupt_pages.sh.
 
     damage.py FILE KIND SEED     prints what it did
+    damage.py --kinds AM         prints the kinds for AM (hnsw, ivfflat), random ones first
 
-KIND is one of KINDS. The structural kinds make a change the format forbids, so the verifier
-must report each one; the random kinds may land in bytes nothing reads (padding, free space).
+The structural kinds make a change the format forbids, so the verifier must report each one;
+the random kinds may land in bytes nothing reads (padding, free space).
 """
 import random
 import struct
 import sys
 
 BLCKSZ = 8192
-KINDS = [
-    "random_bytes", "run64", "noise_page",                      # random
-    "meta_m0", "meta_entry", "next_self", "next_back",           # structural from here on
-    "neighbor_at_meta", "neighbor_at_self", "neighbor_invalid_block",
-    "level255", "varlena_too_long",
-]
-RANDOM_KINDS = KINDS[:3]
+RANDOM_KINDS = ["random_bytes", "run64", "noise_page"]
+KINDS = {
+    "hnsw": RANDOM_KINDS + [
+        "meta_m0", "meta_entry", "next_self", "next_back",
+        "neighbor_at_meta", "neighbor_at_self", "neighbor_invalid_block",
+        "level255", "varlena_too_long",
+    ],
+    "ivfflat": RANDOM_KINDS + [
+        "meta_lists", "list_start_meta", "list_start_past_end", "entry_next_self",
+        "entry_next_back", "entry_next_list_page", "entry_size", "entry_dims",
+    ],
+}
 
 
 def items(page):
@@ -38,7 +45,77 @@ def tuples(pages, kind):
             if pages[b][off] == kind]
 
 
+def next_of(page):
+    return struct.unpack_from("<I", page, BLCKSZ - 8)[0]
+
+
+def set_next(page, block):
+    struct.pack_into("<I", page, BLCKSZ - 8, block)
+
+
+def ivfflat_lists(pages):
+    """(block, byte offset) of every list tuple, along the list-page chain from block 1."""
+    out, b = [], 1
+    while b != 0xFFFFFFFF and b < len(pages):
+        out += [(b, off) for (_, off, _) in items(pages[b])]
+        b = next_of(pages[b])
+    return out
+
+
+def ivfflat_chain(pages, start):
+    chain, b = [], start
+    while b != 0xFFFFFFFF and b < len(pages) and b not in chain:
+        chain.append(b)
+        b = next_of(pages[b])
+    return chain
+
+
+def damage_ivfflat(kind, pages, rng):
+    n = len(pages)
+    lists = ivfflat_lists(pages)
+    lb, loff = rng.choice(lists)
+    start = struct.unpack_from("<I", pages[lb], loff)[0]
+    chain = ivfflat_chain(pages, start)
+    if kind == "meta_lists":
+        struct.pack_into("<H", pages[0], 24 + 10, len(lists) + rng.randrange(1, 100))
+    elif kind == "list_start_meta":
+        struct.pack_into("<I", pages[lb], loff, 0)
+    elif kind == "list_start_past_end":
+        struct.pack_into("<I", pages[lb], loff, n + rng.randrange(0, 1000))
+    elif kind == "entry_next_self":
+        b = rng.choice(chain)
+        set_next(pages[b], b)
+    elif kind == "entry_next_back":
+        set_next(pages[chain[-1]], chain[0])
+    elif kind == "entry_next_list_page":
+        set_next(pages[rng.choice(chain)], 1)
+    elif kind in ("entry_size", "entry_dims"):
+        with_entries = [b for b in chain if items(pages[b])]
+        if not with_entries:
+            # An empty list: its start page gets a neighbor list's page instead (two chains).
+            other = next(s for (b, o) in lists if (s := struct.unpack_from("<I", pages[b], o)[0]) != start)
+            struct.pack_into("<I", pages[lb], loff, other)
+            return f"list ({lb}) start -> {other}"
+        b = rng.choice(with_entries)
+        o, off, _ = rng.choice(items(pages[b]))
+        if kind == "entry_size":
+            info = struct.unpack_from("<H", pages[b], off + 6)[0]
+            struct.pack_into("<H", pages[b], off + 6, (info & 0xE000) | 0x1FFF)
+        else:
+            # The dimension count, after a 1- or 4-byte varlena header.
+            at = off + 8 + (1 if pages[b][off + 8] & 1 else 4)
+            dim = struct.unpack_from("<H", pages[b], at)[0]
+            struct.pack_into("<H", pages[b], at, dim + 1)
+        return f"{kind} ({b},{o})"
+    else:
+        sys.exit(f"unknown kind {kind}")
+    return f"{kind} list ({lb})"
+
+
 def main():
+    if sys.argv[1] == "--kinds":
+        print(" ".join(KINDS[sys.argv[2]]))
+        return
     path, kind, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
     rng = random.Random(seed)
     data = bytearray(open(path, "rb").read())
@@ -61,6 +138,8 @@ def main():
         b = rng.randrange(n)
         pages[b][:] = bytes(rng.randrange(256) for _ in range(BLCKSZ))
         what += f" block {b}"
+    elif kind in KINDS["ivfflat"]:
+        what = damage_ivfflat(kind, pages, rng)
     elif kind == "meta_m0":
         struct.pack_into("<H", pages[0], 24 + 12, 0)
     elif kind == "meta_entry":
