@@ -52,7 +52,8 @@ run_suite() {
   hnsw)
     cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
       tests/hnsw/pgvector_index_on_ours.sh "$work/hnsw-read" &&
-      tests/hnsw/write_path_all.sh "$work/hnsw-write"
+      tests/hnsw/write_path_all.sh "$work/hnsw-write" &&
+      tests/out_of_memory.sh "$work/out-of-memory"
     ;;
   ivfflat)
     cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&

@@ -212,27 +212,25 @@ impl BuildState<'_> {
     /// Inserts one value: into memory while it fits, else (after writing the graph out once)
     /// into the pages.
     fn insert(&mut self, value: Value, tid: ItemPointer) {
-        if let Phase::Memory(graph) = &self.phase {
+        let level = random_level(self.checked.params.m);
+        if let Phase::Memory(graph) = &mut self.phase {
+            let bytes = value.bytes().map_or(0, <[u8]>::len);
             if graph.pgvector_memory() >= self.memory_limit {
-                pg_sys::panic::ErrorReport::new(
-                    pgrx::PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
-                    format!(
-                        "hnsw graph no longer fits into maintenance_work_mem after {} tuples",
-                        self.indtuples
-                    ),
-                    "build",
-                )
-                .set_detail("Building will take significantly more time.")
-                .set_hint("Increase maintenance_work_mem to speed up builds.")
-                .report(pgrx::PgLogLevel::NOTICE);
-                write_graph(self.rel, graph, &self.checked);
-                let graph = PageGraph::open(self.rel);
-                self.phase = Phase::Disk(Box::new(PageGraphWriter::new(graph, WriteMode::Build)));
+                self.to_disk(
+                    "maintenance_work_mem",
+                    "Building will take significantly more time.",
+                    "Increase maintenance_work_mem to speed up builds.",
+                );
+            } else if graph.try_reserve_element(bytes, level).is_err() {
+                self.to_disk(
+                    "memory",
+                    "The server could not allocate more memory for it; building will take significantly more time.",
+                    "Give the server more memory, or lower maintenance_work_mem, to speed up builds.",
+                );
             }
         }
         match &mut self.phase {
             Phase::Memory(graph) => {
-                let level = random_level(self.checked.params.m);
                 let element = NewElement {
                     value,
                     heap_tid: tid,
@@ -244,6 +242,28 @@ impl BuildState<'_> {
                 insert_on_disk(writer, value, tid);
             }
         }
+    }
+
+    /// Writes the in-memory graph to the pages, where the build goes on, after a NOTICE that
+    /// it no longer fits into `what`.
+    fn to_disk(&mut self, what: &str, detail: &str, hint: &str) {
+        let Phase::Memory(graph) = &self.phase else {
+            return;
+        };
+        pg_sys::panic::ErrorReport::new(
+            pgrx::PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+            format!(
+                "hnsw graph no longer fits into {what} after {} tuples",
+                self.indtuples
+            ),
+            "build",
+        )
+        .set_detail(detail)
+        .set_hint(hint)
+        .report(pgrx::PgLogLevel::NOTICE);
+        write_graph(self.rel, graph, &self.checked);
+        let graph = PageGraph::open(self.rel);
+        self.phase = Phase::Disk(Box::new(PageGraphWriter::new(graph, WriteMode::Build)));
     }
 }
 

@@ -161,6 +161,21 @@ impl<'s> MemoryGraph<'s> {
         self.entry
     }
 
+    /// Makes room for one more element (a value of `value_len` bytes at `level`), so that
+    /// adding it allocates nothing large. An error means the server has no memory left for the
+    /// graph (as under an address-space limit): the build then goes on in the pages, where a
+    /// failed allocation here would otherwise have aborted the backend.
+    pub fn try_reserve_element(
+        &mut self,
+        value_len: usize,
+        level: u8,
+    ) -> Result<(), std::collections::TryReserveError> {
+        self.words.try_reserve(value_len.div_ceil(8))?;
+        self.slots.try_reserve(neighbor_count(level, self.m))?;
+        self.nodes.try_reserve(1)?;
+        Ok(())
+    }
+
     /// What pgvector would have allocated for the same graph.
     pub fn pgvector_memory(&self) -> usize {
         self.account.allocated()
