@@ -216,13 +216,13 @@ impl BuildState<'_> {
         if let Phase::Memory(graph) = &mut self.phase {
             let bytes = value.bytes().map_or(0, <[u8]>::len);
             if graph.pgvector_memory() >= self.memory_limit {
-                self.to_disk(
+                self.move_to_disk(
                     "maintenance_work_mem",
                     "Building will take significantly more time.",
                     "Increase maintenance_work_mem to speed up builds.",
                 );
             } else if graph.try_reserve_element(bytes, level).is_err() {
-                self.to_disk(
+                self.move_to_disk(
                     "memory",
                     "The server could not allocate more memory for it; building will take significantly more time.",
                     "Give the server more memory, or lower maintenance_work_mem, to speed up builds.",
@@ -246,7 +246,7 @@ impl BuildState<'_> {
 
     /// Writes the in-memory graph to the pages, where the build goes on, after a NOTICE that
     /// it no longer fits into `what`.
-    fn to_disk(&mut self, what: &str, detail: &str, hint: &str) {
+    fn move_to_disk(&mut self, what: &str, detail: &str, hint: &str) {
         let Phase::Memory(graph) = &self.phase else {
             return;
         };
