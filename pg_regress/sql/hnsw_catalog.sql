@@ -9,7 +9,8 @@ SELECT p.oid::regprocedure AS function, p.prorettype::regtype AS returns, p.pros
        p.provolatile, p.proisstrict, p.proparallel, l.lanname
   FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
   WHERE p.proname LIKE 'hnsw%'
-    AND p.proname <> 'hnsw_last_scan_stats' -- ours, not pgvector's: see hnsw_io
+    AND p.proname NOT IN ('hnsw_last_scan_stats', 'hnsw_index_check', 'hnsw_index_parent_check')
+    -- ours, not pgvector's: see hnsw_io and index_check
   ORDER BY p.oid::regprocedure::text;
 
 -- operator classes and families (none is the default for its type)
