@@ -18,7 +18,7 @@ KINDS = {
     "hnsw": RANDOM_KINDS + [
         "meta_m0", "meta_entry", "next_self", "next_back",
         "neighbor_at_meta", "neighbor_at_self", "neighbor_invalid_block",
-        "level255", "varlena_too_long",
+        "level255", "varlena_too_long", "element_neighbor_tid",
     ],
     "ivfflat": RANDOM_KINDS + [
         "meta_lists", "list_start_meta", "list_start_past_end", "entry_next_self",
@@ -163,6 +163,13 @@ def main():
         noff = next(x for (oo, x, _) in items(pages[nb]) if oo == no)
         struct.pack_into("<HHH", pages[nb], noff + 4, b >> 16, b & 0xFFFF, o)
         what += f" element ({b},{o})"
+    elif kind == "element_neighbor_tid":
+        # The element's neighbor TID at another element (of the same page when there is one).
+        b, o, off, _ = rng.choice(elements)
+        others = [e for e in elements if e[0] == b and e[1] != o] or [e for e in elements if e[:2] != (b, o)]
+        ob, oo, _, _ = rng.choice(others)
+        struct.pack_into("<HHH", pages[b], off + 64, ob >> 16, ob & 0xFFFF, oo)
+        what += f" element ({b},{o}) -> ({ob},{oo})"
     elif kind == "level255":
         b, o, off, _ = rng.choice(elements)
         pages[b][off + 1] = 255

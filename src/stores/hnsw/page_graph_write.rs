@@ -532,12 +532,22 @@ impl PageGraphWriter {
         .to_vec();
 
         let added = if placement.reuse.is_some() {
-            guard
-                .page_mut(placement.element_slot)
-                .overwrite_item(offset, &element_tuple)
-                && guard
-                    .page_mut(placement.neighbor_slot)
-                    .overwrite_item(neighbor_offset, &neighbor_tuple)
+            let rel = self.rel();
+            overwrite_tuple(
+                rel,
+                guard,
+                placement.element_slot,
+                id,
+                TupleKind::Element,
+                &element_tuple,
+            ) && overwrite_tuple(
+                rel,
+                guard,
+                placement.neighbor_slot,
+                neighbor_tid,
+                TupleKind::Neighbor,
+                &neighbor_tuple,
+            )
         } else {
             guard
                 .page_mut(placement.element_slot)
@@ -737,7 +747,7 @@ impl GraphWrite for PageGraphWriter {
         .to_vec();
         let tid = element.meta.neighbor_tid;
         let mut guard = self.begin_on(tid.block);
-        if !guard.page_mut(0).overwrite_item(tid.offset, &tuple) {
+        if !overwrite_tuple(self.rel(), &mut guard, 0, tid, TupleKind::Neighbor, &tuple) {
             pgrx::error!("failed to add index item to \"{}\"", self.rel().name());
         }
         guard.commit();
@@ -799,4 +809,36 @@ pub fn read_neighbor_slots(rel: Relation, tid: ItemPointer, out: &mut Vec<Option
     {
         out.extend(view.tids().map(|t| t.is_valid().then_some(t)));
     }
+}
+
+/// Overwrites the tuple at `tid` (on the page of `slot`) with `tuple`, after checking that it
+/// holds a tuple of the `expected` kind: a link that names anything else is corruption, raised
+/// before a byte is written, so that one bad TID cannot destroy another element. `false` if
+/// the new tuple does not fit.
+fn overwrite_tuple(
+    rel: Relation,
+    guard: &mut PageWriteGuard,
+    slot: usize,
+    tid: ItemPointer,
+    expected: TupleKind,
+    tuple: &[u8],
+) -> bool {
+    let found = guard.page(slot).item(tid.offset).map(tuple_kind);
+    if found != Some(expected) {
+        let what = match expected {
+            TupleKind::Element => "an element",
+            _ => "a neighbor tuple",
+        };
+        pgrx::ereport!(
+            ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INDEX_CORRUPTED,
+            format!(
+                "index \"{}\" links to ({},{}), which is not {what}",
+                rel.name(),
+                tid.block,
+                tid.offset
+            )
+        );
+    }
+    guard.page_mut(slot).overwrite_item(tid.offset, tuple)
 }
