@@ -9,15 +9,15 @@
 
 use crate::heap::IndexedTids;
 use crate::value::{check_value, ValueType};
-use crate::{BlockSet, Corruption, Pages};
+use crate::{check_layout, BlockSet, Corruption, Pages};
 use std::collections::{HashMap, VecDeque};
 use vector_formats::hnsw::{
     max_level, neighbor_count, tuple_kind, ElementView, MetaPage, NeighborView, TupleKind,
-    ELEMENT_HEADER_SIZE, HEAD_BLKNO, MAX_M, MIN_M, OPAQUE_SIZE, PAGE_ID, VERSION,
+    ELEMENT_HEADER_SIZE, HEAD_BLKNO, MAX_M, MIN_M, PAGE_ID, VERSION,
 };
 use vector_formats::page::{
-    maxalign, BlockNumber, ChainOpaque, ItemFlags, ItemPointer, PageRef, BLCKSZ,
-    FIRST_OFFSET_NUMBER, INVALID_BLOCK_NUMBER, INVALID_OFFSET_NUMBER,
+    BlockNumber, ChainOpaque, ItemFlags, ItemPointer, PageRef, BLCKSZ, FIRST_OFFSET_NUMBER,
+    INVALID_BLOCK_NUMBER, INVALID_OFFSET_NUMBER,
 };
 
 /// pgvector's `ef_construction` limits.
@@ -144,7 +144,7 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
 fn check_metapage(bytes: &[u8], nblocks: BlockNumber) -> Result<MetaPage, Corruption> {
     let fail = |problem: String| Corruption::page(0, problem);
     let page = PageRef::new(bytes);
-    check_layout(0, page)?;
+    check_layout(0, page, PAGE_ID, "hnsw")?;
     let meta = MetaPage::decode(page.contents()).map_err(|e| fail(e.to_string()))?;
     if meta.version != VERSION {
         return Err(fail(format!("metapage has version {}", meta.version)));
@@ -199,34 +199,6 @@ fn check_metapage(bytes: &[u8], nblocks: BlockNumber) -> Result<MetaPage, Corrup
         )));
     }
     Ok(meta)
-}
-
-/// Header bounds, the special space's size, and the page id.
-fn check_layout(block: BlockNumber, page: PageRef<'_>) -> Result<(), Corruption> {
-    let header = page.header();
-    if !header.is_consistent(BLCKSZ) {
-        return Err(Corruption::page(
-            block,
-            format!(
-                "page header has lower {}, upper {}, special {}",
-                header.lower, header.upper, header.special
-            ),
-        ));
-    }
-    if usize::from(header.special) != BLCKSZ - maxalign(OPAQUE_SIZE) {
-        return Err(Corruption::page(
-            block,
-            format!("special space starts at {}", header.special),
-        ));
-    }
-    let opaque = ChainOpaque::decode(page.special()).expect("an 8-byte special space");
-    if opaque.page_id != PAGE_ID {
-        return Err(Corruption::page(
-            block,
-            format!("page id is {:#06x}, not hnsw's", opaque.page_id),
-        ));
-    }
-    Ok(())
 }
 
 /// Follows the chain from the head page: it must not loop, nor reach a page never initialized.
@@ -308,7 +280,7 @@ impl<P: Pages> Checker<'_, P> {
             }
             return Ok(None);
         }
-        check_layout(block, page)?;
+        check_layout(block, page, PAGE_ID, "hnsw")?;
         let next = ChainOpaque::next_of(page.special());
         if next != INVALID_BLOCK_NUMBER && (next == block || !self.in_range(next)) {
             return Err(Corruption::page(

@@ -8,14 +8,14 @@
 
 use crate::heap::IndexedTids;
 use crate::value::{check_value, ValueType};
-use crate::{BlockSet, Corruption, Pages};
+use crate::{check_layout, BlockSet, Corruption, Pages};
 use vector_formats::ivfflat::{
-    parse_entry, EntryValue, ListTuple, MetaPage, HEAD_BLKNO, MAX_LISTS, MIN_LISTS, OPAQUE_SIZE,
-    PAGE_ID, VERSION,
+    parse_entry, EntryValue, ListTuple, MetaPage, HEAD_BLKNO, MAX_LISTS, MIN_LISTS, PAGE_ID,
+    VERSION,
 };
 use vector_formats::page::{
-    maxalign, BlockNumber, ChainOpaque, ItemFlags, ItemPointer, PageRef, BLCKSZ,
-    FIRST_OFFSET_NUMBER, INVALID_BLOCK_NUMBER,
+    BlockNumber, ChainOpaque, ItemFlags, ItemPointer, PageRef, BLCKSZ, FIRST_OFFSET_NUMBER,
+    INVALID_BLOCK_NUMBER,
 };
 use vector_formats::varlena::header_4b;
 
@@ -93,7 +93,7 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
         }
         pages.read(block, |p| page.copy_from_slice(p));
         let view = PageRef::new(&page);
-        check_layout(block, view)?;
+        check_layout(block, view, PAGE_ID, "ivfflat")?;
         for (offset, item) in normal_items(block, view)? {
             let fail = |problem: String| Corruption::item(block, offset, problem);
             let tuple =
@@ -177,7 +177,7 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
                     format!("links to block {block}, which is not initialized"),
                 ));
             }
-            check_layout(block, view)?;
+            check_layout(block, view, PAGE_ID, "ivfflat")?;
             for (offset, item) in normal_items(block, view)? {
                 entry(
                     &mut summary,
@@ -216,7 +216,7 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
             }
             summary.zero_pages += 1;
         } else {
-            check_layout(block, view)?;
+            check_layout(block, view, PAGE_ID, "ivfflat")?;
             summary.unchained_pages += 1;
         }
     }
@@ -235,7 +235,7 @@ fn chain_error(previous: Option<BlockNumber>, block: BlockNumber, what: &str) ->
 
 fn check_metapage(bytes: &[u8]) -> Result<MetaPage, Corruption> {
     let page = PageRef::new(bytes);
-    check_layout(0, page)?;
+    check_layout(0, page, PAGE_ID, "ivfflat")?;
     let fail = |problem: String| Corruption::page(0, problem);
     let meta = MetaPage::decode(page.contents())
         .ok_or_else(|| fail("metapage has a wrong magic number".into()))?;
@@ -249,33 +249,6 @@ fn check_metapage(bytes: &[u8]) -> Result<MetaPage, Corruption> {
         return Err(fail(format!("metapage has {} lists", meta.lists)));
     }
     Ok(meta)
-}
-
-fn check_layout(block: BlockNumber, page: PageRef<'_>) -> Result<(), Corruption> {
-    let header = page.header();
-    if !header.is_consistent(BLCKSZ) {
-        return Err(Corruption::page(
-            block,
-            format!(
-                "page header has lower {}, upper {}, special {}",
-                header.lower, header.upper, header.special
-            ),
-        ));
-    }
-    if usize::from(header.special) != BLCKSZ - maxalign(OPAQUE_SIZE) {
-        return Err(Corruption::page(
-            block,
-            format!("special space starts at {}", header.special),
-        ));
-    }
-    let opaque = ChainOpaque::decode(page.special()).expect("an 8-byte special space");
-    if opaque.page_id != PAGE_ID {
-        return Err(Corruption::page(
-            block,
-            format!("page id is {:#06x}, not ivfflat's", opaque.page_id),
-        ));
-    }
-    Ok(())
 }
 
 /// The items of a page; every line pointer must be a normal one within the item area.

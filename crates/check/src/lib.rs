@@ -12,7 +12,7 @@ pub mod ivfflat;
 pub mod value;
 
 use std::fmt;
-use vector_formats::page::{BlockNumber, OffsetNumber};
+use vector_formats::page::{maxalign, BlockNumber, ChainOpaque, OffsetNumber, PageRef, BLCKSZ};
 
 /// Where the pages come from.
 pub trait Pages {
@@ -97,4 +97,38 @@ impl BlockSet {
         let (word, bit) = (block as usize / 64, block % 64);
         self.0.get(word).is_some_and(|w| w & (1 << bit) != 0)
     }
+}
+
+/// What every page of both methods has: header bounds, an 8-byte special space (pgvector's
+/// chain special space) at the end of the page, and the method's page id (`method` names it).
+pub(crate) fn check_layout(
+    block: BlockNumber,
+    page: PageRef<'_>,
+    page_id: u16,
+    method: &str,
+) -> Result<(), Corruption> {
+    let header = page.header();
+    if !header.is_consistent(BLCKSZ) {
+        return Err(Corruption::page(
+            block,
+            format!(
+                "page header has lower {}, upper {}, special {}",
+                header.lower, header.upper, header.special
+            ),
+        ));
+    }
+    if usize::from(header.special) != BLCKSZ - maxalign(vector_formats::page::CHAIN_OPAQUE_SIZE) {
+        return Err(Corruption::page(
+            block,
+            format!("special space starts at {}", header.special),
+        ));
+    }
+    let opaque = ChainOpaque::decode(page.special()).expect("an 8-byte special space");
+    if opaque.page_id != page_id {
+        return Err(Corruption::page(
+            block,
+            format!("page id is {:#06x}, not {method}'s", opaque.page_id),
+        ));
+    }
+    Ok(())
 }
