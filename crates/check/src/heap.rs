@@ -35,6 +35,13 @@ impl std::fmt::Debug for IndexedTids {
 }
 
 impl IndexedTids {
+    /// Makes room for `additional` more heap TIDs; on failure, the bytes asked for.
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), usize> {
+        self.fingerprints.try_reserve(additional).map_err(|_| {
+            additional.saturating_mul(std::mem::size_of::<(ItemPointer, Option<u64>)>() + 1)
+        })
+    }
+
     /// Records that the index holds `tid` with `value`; false if it already held `tid`.
     pub fn insert(&mut self, tid: ItemPointer, value: &[u8]) -> bool {
         self.fingerprints

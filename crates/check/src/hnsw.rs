@@ -9,8 +9,9 @@
 
 use crate::heap::IndexedTids;
 use crate::value::{check_value, ValueType};
-use crate::{check_layout, BlockSet, Corruption, Pages};
+use crate::{check_layout, filled, BlockSet, Corruption, Pages};
 use std::collections::{HashMap, VecDeque};
+use std::mem::size_of;
 use vector_formats::hnsw::{
     max_level, neighbor_count, tuple_kind, ElementView, MetaPage, NeighborView, TupleKind,
     ELEMENT_HEADER_SIZE, HEAD_BLKNO, MAX_M, MIN_M, PAGE_ID, VERSION,
@@ -119,7 +120,7 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
         facts: Vec::new(),
         neighbors: HashMap::new(),
     };
-    let mut next = vec![INVALID_BLOCK_NUMBER; nblocks as usize];
+    let mut next = filled(nblocks as usize, INVALID_BLOCK_NUMBER, 0)?;
     let mut zero = BlockSet::new(nblocks);
     let mut page = vec![0u8; BLCKSZ];
     for block in HEAD_BLKNO..nblocks {
@@ -265,6 +266,27 @@ impl<P: Pages> Checker<'_, P> {
     }
 
     /// One element page; returns its next page, or `None` if it was never initialized.
+    /// Makes room for `items` more tuples (each at most an element with its heap TIDs), so
+    /// that a check of a large index fails with "out of memory", not an abort.
+    fn reserve(&mut self, block: BlockNumber, items: usize) -> Result<(), Corruption> {
+        let oom = |bytes: usize| Corruption::out_of_memory(block, bytes);
+        let bytes = |size: usize| items.saturating_mul(size);
+        self.elements
+            .try_reserve(items)
+            .map_err(|_| oom(bytes(size_of::<(ItemPointer, u32)>())))?;
+        self.facts
+            .try_reserve(items)
+            .map_err(|_| oom(bytes(size_of::<(ItemPointer, ElementFacts)>())))?;
+        self.neighbors
+            .try_reserve(items)
+            .map_err(|_| oom(bytes(size_of::<(ItemPointer, NeighborFacts)>())))?;
+        if let Some(tids) = self.summary.heap_tids.as_mut() {
+            tids.try_reserve(items.saturating_mul(vector_formats::hnsw::HEAPTIDS))
+                .map_err(oom)?;
+        }
+        Ok(())
+    }
+
     fn element_page(
         &mut self,
         block: BlockNumber,
@@ -281,6 +303,7 @@ impl<P: Pages> Checker<'_, P> {
             return Ok(None);
         }
         check_layout(block, page, PAGE_ID, "hnsw")?;
+        self.reserve(block, usize::from(page.max_offset()))?;
         let next = ChainOpaque::next_of(page.special());
         if next != INVALID_BLOCK_NUMBER && (next == block || !self.in_range(next)) {
             return Err(Corruption::page(
@@ -424,7 +447,14 @@ impl<P: Pages> Checker<'_, P> {
         let mut cross = CrossSummary::default();
         let m = self.m;
         // Each element's neighbor tuple: there, of its level's size, of its version.
-        let mut owners: HashMap<ItemPointer, u32> = HashMap::with_capacity(self.facts.len());
+        let mut owners: HashMap<ItemPointer, u32> = HashMap::new();
+        owners.try_reserve(self.facts.len()).map_err(|_| {
+            let bytes = self
+                .facts
+                .len()
+                .saturating_mul(size_of::<(ItemPointer, u32)>());
+            Corruption::out_of_memory(0, bytes)
+        })?;
         for (i, (at, e)) in self.facts.iter().enumerate() {
             let fail = |problem: String| Corruption::item(at.block, at.offset, problem);
             let t = e.neighbor_tid;
@@ -524,16 +554,21 @@ impl<P: Pages> Checker<'_, P> {
             .iter()
             .filter(|(_, f)| f.live && f.level > entry.level)
             .count() as u64;
-        cross.unreachable = self.summary.live_elements - self.reached_live(entry_index);
+        cross.unreachable = self.summary.live_elements - self.reached_live(entry_index)?;
         Ok(cross)
     }
 
     /// Live elements reached from `entry` over the links of every layer (one page read per
     /// element reached).
-    fn reached_live(&mut self, entry: u32) -> u64 {
+    fn reached_live(&mut self, entry: u32) -> Result<u64, Corruption> {
         let m = self.m;
-        let mut seen = vec![false; self.facts.len()];
-        let mut queue = VecDeque::from([entry]);
+        let n = self.facts.len();
+        let mut seen = filled(n, false, 0)?;
+        let mut queue = VecDeque::new();
+        queue
+            .try_reserve(n)
+            .map_err(|_| Corruption::out_of_memory(0, n.saturating_mul(size_of::<u32>())))?;
+        queue.push_back(entry);
         seen[entry as usize] = true;
         let mut live = 0;
         while let Some(i) = queue.pop_front() {
@@ -557,6 +592,6 @@ impl<P: Pages> Checker<'_, P> {
                 }
             }
         }
-        live
+        Ok(live)
     }
 }

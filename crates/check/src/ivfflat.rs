@@ -178,7 +178,12 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
                 ));
             }
             check_layout(block, view, PAGE_ID, "ivfflat")?;
-            for (offset, item) in normal_items(block, view)? {
+            let items = normal_items(block, view)?;
+            if let Some(tids) = summary.heap_tids.as_mut() {
+                tids.try_reserve(items.len())
+                    .map_err(|bytes| Corruption::out_of_memory(block, bytes))?;
+            }
+            for (offset, item) in items {
                 entry(
                     &mut summary,
                     options,

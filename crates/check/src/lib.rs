@@ -42,6 +42,9 @@ pub struct Corruption {
     /// The item's offset, when the problem is in an item.
     pub offset: Option<OffsetNumber>,
     pub problem: String,
+    /// Set when the check stopped because an allocation of this many bytes failed at
+    /// `block`: not corruption, and the caller raises "out of memory".
+    pub out_of_memory: Option<usize>,
 }
 
 impl Corruption {
@@ -50,6 +53,7 @@ impl Corruption {
             block,
             offset: None,
             problem: problem.into(),
+            out_of_memory: None,
         }
     }
 
@@ -58,8 +62,32 @@ impl Corruption {
             block,
             offset: Some(offset),
             problem: problem.into(),
+            out_of_memory: None,
         }
     }
+
+    /// What a check returns when it cannot get `bytes` more memory at `block`.
+    pub fn out_of_memory(block: BlockNumber, bytes: usize) -> Self {
+        Corruption {
+            out_of_memory: Some(bytes),
+            ..Corruption::page(block, format!("out of memory ({bytes} bytes)"))
+        }
+    }
+}
+
+/// `len` copies of `value`, or the bytes that could not be had (a check's memory grows with
+/// the index, so a failure must become an ERROR, not an abort).
+pub(crate) fn filled<T: Clone>(
+    len: usize,
+    value: T,
+    block: BlockNumber,
+) -> Result<Vec<T>, Corruption> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        Corruption::out_of_memory(block, len.saturating_mul(std::mem::size_of::<T>()))
+    })?;
+    v.resize(len, value);
+    Ok(v)
 }
 
 impl fmt::Display for Corruption {

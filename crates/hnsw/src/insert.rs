@@ -116,6 +116,11 @@ pub fn find_element_neighbors<S: GraphWrite>(
             discard: false,
         };
         let found = search_layer(store, &mut state, &q, &entries, true);
+        // ef_construction bounds these structures (a few MB): a failure is not worth an error
+        // path of its own, but it must not pass for a complete search.
+        if let Some(bytes) = state.out_of_memory {
+            panic!("out of memory: a request of {bytes} bytes for an hnsw insert failed");
+        }
         let usable: Vec<_> = found
             .iter()
             .map(|&i| state.get(i))

@@ -133,6 +133,12 @@ impl<S: GraphStore> Scan<S> {
         self.memory.as_ref().map_or(0, ScanMemory::allocated)
     }
 
+    /// Bytes of an allocation that failed: the scan stopped and [`Scan::next`] returns `None`;
+    /// the caller raises "out of memory" instead of ending the scan.
+    pub fn out_of_memory(&self) -> Option<usize> {
+        self.state.out_of_memory
+    }
+
     /// Number of elements waiting in the discarded queue.
     pub fn discarded_len(&self) -> usize {
         self.state.discarded.as_ref().map_or(0, |d| d.len())
@@ -154,6 +160,9 @@ impl<S: GraphStore> Scan<S> {
             self.release_last();
         }
         loop {
+            if self.state.out_of_memory.is_some() {
+                return None;
+            }
             if self.w.is_empty() && !self.refill(store) {
                 return None;
             }
@@ -375,6 +384,37 @@ mod tests {
         let mut scan = Scan::new(query, ScanParams::default());
         scan.next(&mut graph);
         assert!(scan.upcoming().all(|c| c.id != second));
+    }
+
+    #[test]
+    fn failed_reservation_stops_the_scan_and_is_reported() {
+        let (mut graph, query) = graph();
+        let params = ScanParams {
+            mode: IterativeScan::Relaxed,
+            max_scan_tuples: u64::MAX,
+            ..ScanParams::default()
+        };
+        let mut whole = Scan::new(query.clone(), params);
+        let mut all = 0;
+        while whole.next(&mut graph).is_some() {
+            all += 1;
+        }
+        assert_eq!(whole.out_of_memory(), None);
+        let mut scan = Scan::new(query, params);
+        scan.state.reservations_left = Some(200);
+        let mut returned = 0;
+        while scan.next(&mut graph).is_some() {
+            returned += 1;
+        }
+        assert!(
+            scan.out_of_memory().is_some(),
+            "the failure was not reported"
+        );
+        assert!(returned < all, "{returned} of {all} returned");
+        assert!(
+            scan.next(&mut graph).is_none(),
+            "the scan went on after the failure"
+        );
     }
 
     #[test]

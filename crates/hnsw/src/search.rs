@@ -25,6 +25,7 @@
 
 use crate::id_set::IdSet;
 use crate::storage::{Candidate, Candidates, EntryPoint, GraphStore};
+use std::collections::TryReserveError;
 use vector_pairing_heap::{HeapOrder, PairingHeap};
 
 /// Work counted during a search (or an insert / repair).
@@ -78,6 +79,12 @@ pub(crate) struct SearchState<Id, Meta> {
     loaded: Vec<Candidate<Id, Meta>>,
     /// Scratch for look-ahead: arena indices of upcoming candidates.
     upcoming: Vec<u32>,
+    /// Bytes of a reservation that failed: the search stopped there, and its owner raises
+    /// "out of memory" (an iterative scan's structures grow with its settings).
+    pub(crate) out_of_memory: Option<usize>,
+    /// Tests: the number of hops whose reservation succeeds before one fails.
+    #[cfg(test)]
+    pub(crate) reservations_left: Option<usize>,
 }
 
 impl<Id: Copy + Eq + std::hash::Hash, Meta: Clone> SearchState<Id, Meta> {
@@ -91,6 +98,40 @@ impl<Id: Copy + Eq + std::hash::Hash, Meta: Clone> SearchState<Id, Meta> {
             ids: Vec::new(),
             loaded: Vec::new(),
             upcoming: Vec::new(),
+            out_of_memory: None,
+            #[cfg(test)]
+            reservations_left: None,
+        }
+    }
+
+    /// Makes room for a hop's batch of `n` neighbors in everything the hop may grow, so that
+    /// the pushes that follow cannot fail; on failure, records the request and returns false.
+    fn reserve_batch(&mut self, n: usize, queues: &mut Queues) -> bool {
+        fn room<T>(r: Result<(), TryReserveError>, n: usize) -> Result<(), usize> {
+            r.map_err(|_| n.saturating_mul(std::mem::size_of::<T>()))
+        }
+        let reserved = room::<Id>(self.visited.try_reserve(n), n)
+            .and_then(|_| room::<Id>(self.ids.try_reserve(n), n))
+            .and_then(|_| room::<Candidate<Id, Meta>>(self.arena.try_reserve(n), n))
+            .and_then(|_| room::<Candidate<Id, Meta>>(self.loaded.try_reserve(n), n))
+            .and_then(|_| queues.c.try_reserve(n))
+            .and_then(|_| queues.w.try_reserve(n))
+            .and_then(|_| self.discarded.as_mut().map_or(Ok(()), |d| d.try_reserve(n)));
+        #[cfg(test)]
+        let reserved = match self.reservations_left.as_mut() {
+            Some(0) => Err(n),
+            Some(left) => {
+                *left -= 1;
+                reserved
+            }
+            None => reserved,
+        };
+        match reserved {
+            Ok(()) => true,
+            Err(bytes) => {
+                self.out_of_memory = Some(bytes);
+                false
+            }
         }
     }
 
@@ -183,6 +224,9 @@ pub(crate) fn search_layer<S: GraphStore>(
         // Gather the whole batch of unvisited neighbors first ...
         neighbor_ids.clear();
         store.neighbors(&state.arena[current as usize], q.layer, &mut neighbor_ids);
+        if !state.reserve_batch(neighbor_ids.len(), &mut queues) {
+            break;
+        }
         state.ids.clear();
         for &id in &neighbor_ids {
             if state.visited.insert(id) {

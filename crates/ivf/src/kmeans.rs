@@ -18,13 +18,16 @@ use crate::{Random, Space};
 /// pgvector's iteration limit.
 pub const MAX_ITERATIONS: usize = 500;
 
-/// What `CheckCenters` found wrong (pgvector raises these as internal errors).
+/// What `CheckCenters` found wrong (pgvector raises these as internal errors), or an
+/// allocation of the bounds that failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CenterError {
     NotEnoughCenters,
     NaN,
     Infinite,
     ZeroNorm,
+    /// Bytes of the allocation that failed (the caller raises "out of memory").
+    OutOfMemory(usize),
 }
 
 impl CenterError {
@@ -35,6 +38,7 @@ impl CenterError {
             CenterError::NaN => "NaN detected. Please report a bug.",
             CenterError::Infinite => "Infinite value detected. Please report a bug.",
             CenterError::ZeroNorm => "Zero norm detected. Please report a bug.",
+            CenterError::OutOfMemory(_) => "out of memory",
         }
     }
 }
@@ -51,7 +55,7 @@ pub fn centers<S: Space>(
     let centers = if samples.is_empty() {
         random_centers(space, k, random)
     } else {
-        elkan(space, samples, k, random, &mut interrupt)
+        elkan(space, samples, k, random, &mut interrupt)?
     };
     check_centers(space, &centers, k)?;
     Ok(centers)
@@ -80,6 +84,17 @@ fn normalize_all<S: Space>(space: &S, centers: Vec<S::Point>) -> Vec<S::Point> {
     }
 }
 
+/// `len` copies of `value`, or the bytes that could not be had: the bounds grow with the
+/// samples and lists, so a failed allocation must become an ERROR, not an abort.
+fn filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>, CenterError> {
+    let bytes = len.saturating_mul(std::mem::size_of::<T>());
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| CenterError::OutOfMemory(bytes))?;
+    v.resize(len, value);
+    Ok(v)
+}
+
 /// Elkan's k-means with k-means++ seeding.
 fn elkan<S: Space>(
     space: &S,
@@ -87,15 +102,15 @@ fn elkan<S: Space>(
     k: usize,
     random: &mut impl Random,
     interrupt: &mut impl FnMut(),
-) -> Vec<S::Point> {
+) -> Result<Vec<S::Point>, CenterError> {
     let n = samples.len();
     let d = space.dimensions();
     // Sample-major: lower[j * k + c].
-    let mut lower = vec![0f32; n * k];
-    let mut centers = seed(space, samples, k, random, &mut lower);
+    let mut lower = filled(n.saturating_mul(k), 0f32)?;
+    let mut centers = seed(space, samples, k, random, &mut lower)?;
 
-    let mut upper = vec![0f32; n];
-    let mut closest = vec![0usize; n];
+    let mut upper = filled(n, 0f32)?;
+    let mut closest = filled(n, 0usize)?;
     for j in 0..n {
         let mut min = f32::MAX;
         let mut best = 0;
@@ -109,11 +124,11 @@ fn elkan<S: Space>(
         closest[j] = best;
     }
 
-    let mut half = vec![0f32; k * k];
-    let mut s = vec![0f32; k];
-    let mut moved = vec![0f32; k];
-    let mut sums = vec![0f32; k * d];
-    let mut counts = vec![0usize; k];
+    let mut half = filled(k.saturating_mul(k), 0f32)?;
+    let mut s = filled(k, 0f32)?;
+    let mut moved = filled(k, 0f32)?;
+    let mut sums = filled(k.saturating_mul(d), 0f32)?;
+    let mut counts = filled(k, 0usize)?;
     for iteration in 0..MAX_ITERATIONS {
         interrupt();
         // Step 1: half the distance between every two centers, and to the nearest other.
@@ -214,7 +229,7 @@ fn elkan<S: Space>(
             break;
         }
     }
-    centers
+    Ok(centers)
 }
 
 /// k-means++: fills `lower[j * k + c]` with the distance of sample `j` to center `c`.
@@ -224,11 +239,14 @@ fn seed<S: Space>(
     k: usize,
     random: &mut impl Random,
     lower: &mut [f32],
-) -> Vec<S::Point> {
+) -> Result<Vec<S::Point>, CenterError> {
     let n = samples.len();
-    let mut centers = Vec::with_capacity(k);
+    let mut centers = Vec::new();
+    centers
+        .try_reserve_exact(k)
+        .map_err(|_| CenterError::OutOfMemory(k.saturating_mul(std::mem::size_of::<S::Point>())))?;
     centers.push(samples[random.uint32() as usize % n].clone());
-    let mut weight = vec![f32::MAX; n];
+    let mut weight = filled(n, f32::MAX)?;
     for i in 0..k {
         let mut sum = 0f64;
         for j in 0..n {
@@ -254,7 +272,7 @@ fn seed<S: Space>(
         }
         centers.push(samples[j].clone());
     }
-    centers
+    Ok(centers)
 }
 
 fn check_centers<S: Space>(space: &S, centers: &[S::Point], k: usize) -> Result<(), CenterError> {

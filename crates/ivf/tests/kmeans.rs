@@ -202,6 +202,21 @@ fn fewer_samples_than_lists() {
 }
 
 #[test]
+fn bounds_that_cannot_be_allocated_are_an_error() {
+    let mut rng = Rng(2);
+    let space = F32Space {
+        dims: 2,
+        spherical: false,
+    };
+    // lower bounds for 3 samples x 2^61 lists: more than an address space holds.
+    let samples = vec![vec![0.0, 0.0], vec![1.0, 1.0], vec![5.0, 5.0]];
+    match kmeans::centers(&space, &samples, 1 << 61, &mut rng, || {}) {
+        Err(kmeans::CenterError::OutOfMemory(bytes)) => assert!(bytes > 1 << 62),
+        other => panic!("expected OutOfMemory, got {:?}", other.map(|c| c.len())),
+    }
+}
+
+#[test]
 fn nan_centers_are_reported() {
     let mut rng = Rng(1);
     let space = F32Space {

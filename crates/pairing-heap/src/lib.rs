@@ -122,6 +122,14 @@ impl PairingHeap {
         root
     }
 
+    /// Makes room for `additional` more pushes without reallocating; on failure, the bytes
+    /// that were asked for.
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), usize> {
+        self.nodes
+            .try_reserve(additional)
+            .map_err(|_| additional.saturating_mul(std::mem::size_of::<Node>()))
+    }
+
     pub fn push(&mut self, item: u32, key: f64) {
         let index = u32::try_from(self.nodes.len()).expect("pairing heap overflow");
         self.nodes.push(Node {

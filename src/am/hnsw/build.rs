@@ -16,6 +16,7 @@
 
 use crate::am::hnsw::insert::{insert_on_disk, random_level};
 use crate::am::hnsw::options;
+use crate::am::shared::out_of_memory;
 use crate::am::shared::typeinfo::{self, Method, Support, Value};
 use crate::storage::page::{BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
 use crate::storage::{
@@ -309,8 +310,10 @@ struct Layout {
 /// Places the elements, the one inserted last first, as pgvector's build does.
 fn plan_layout(graph: &MemoryGraph<'_>) -> Layout {
     let m = graph.m();
-    let mut tids = vec![ItemPointer::INVALID; graph.len()];
-    let mut neighbor_tids = vec![ItemPointer::INVALID; graph.len()];
+    let mut tids =
+        out_of_memory::filled(graph.len(), ItemPointer::INVALID, "the hnsw build's layout");
+    let mut neighbor_tids =
+        out_of_memory::filled(graph.len(), ItemPointer::INVALID, "the hnsw build's layout");
     let mut block = HEAD_BLKNO;
     let mut page = PageFill::EMPTY;
     for id in (0..graph.len() as u32).rev() {

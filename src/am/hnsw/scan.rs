@@ -25,6 +25,7 @@
 
 use crate::am::hnsw::options;
 use crate::am::hnsw::scan_stats::{record_finished_scan, ScanCounters};
+use crate::am::shared::out_of_memory;
 use crate::am::shared::scan::{self as shared_scan, AbortSafe};
 use crate::am::shared::typeinfo::{Method, Value};
 use crate::storage::io::RelationBlocks;
@@ -323,7 +324,10 @@ pub unsafe extern "C-unwind" fn get_tuple(
                     .pending
                     .extend_from_slice(element.meta.heap_tids.as_slice());
             }
-            None => return false,
+            None => match search.out_of_memory() {
+                Some(bytes) => out_of_memory::raise(bytes, "an hnsw scan"),
+                None => return false,
+            },
         }
     };
     state.returned += 1;

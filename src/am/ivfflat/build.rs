@@ -21,6 +21,7 @@
 
 use crate::am::ivfflat::insert::index_value;
 use crate::am::ivfflat::options;
+use crate::am::shared::out_of_memory;
 use crate::am::shared::parallel::{Coordinate, MethodChunks, ParallelBuild, WorkerSegment};
 use crate::am::shared::sort::Tuplesort;
 use crate::am::shared::typeinfo::{self, Method, Support, TypeInfo, Value, ValueKind};
@@ -290,9 +291,11 @@ unsafe fn build_index(
         memory::vector_array_size(target_samples, item)
             .and_then(|s| s.checked_add(centers_size).ok_or(memory::Overflow)),
     );
+    let mut samples = Vec::new();
+    out_of_memory::reserve(&mut samples, target_samples, "ivfflat build samples");
     let mut state = Sampler {
         kmeans: &kmeans,
-        samples: Vec::new(),
+        samples,
         target_samples,
         sample_rows: 0.0,
         rows_to_skip: -1.0,
@@ -333,7 +336,10 @@ unsafe fn build_index(
     let centers = kmeans::centers(&space, &state.samples, lists, &mut BackendRandom, || {
         pgrx::check_for_interrupts!();
     })
-    .unwrap_or_else(|e| pgrx::error!("{}", e.message()));
+    .unwrap_or_else(|e| match e {
+        kmeans::CenterError::OutOfMemory(bytes) => out_of_memory::raise(bytes, "k-means bounds"),
+        e => pgrx::error!("{}", e.message()),
+    });
     drop(state);
 
     // The metapage and the list pages.

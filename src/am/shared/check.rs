@@ -2,6 +2,7 @@
 //! opening the index and its table (table first, in the same lock mode), refusing what cannot
 //! be checked, running as the table's owner, and the `heapallindexed` pass over the table.
 
+use crate::am::shared::out_of_memory;
 use crate::am::shared::typeinfo::{Method, Support, Value, ValueKind};
 use crate::storage::{Fork, ItemPointer, Relation};
 use pgrx::{ereport, pg_guard, pg_sys, PgLogLevel, PgSqlErrorCode};
@@ -165,6 +166,9 @@ impl CheckTarget {
 
     /// Raises the first corruption found, as `ERRCODE_INDEX_CORRUPTED`.
     pub fn corrupted(&self, c: &Corruption) -> ! {
+        if let Some(bytes) = c.out_of_memory {
+            out_of_memory::raise(bytes, &format!("checking index \"{}\"", self.index_name()));
+        }
         ereport!(
             ERROR,
             PgSqlErrorCode::ERRCODE_INDEX_CORRUPTED,

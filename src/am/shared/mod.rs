@@ -8,10 +8,12 @@
 //! * [`scan_counters`]: a scan's counters, as EXPLAIN and the last-scan functions show them;
 //! * [`sort`]: Postgres's tuplesort over small tuples;
 //! * [`parallel`]: parallel builds (context, segment, shared scan and sort);
+//! * [`out_of_memory`]: a failed allocation of data-sized memory as an ERROR, not an abort;
 //! * [`settings`]: the plumbing of options and settings.
 
 pub mod check;
 pub mod cost;
+pub mod out_of_memory;
 pub mod parallel;
 pub mod routine;
 pub mod scan;

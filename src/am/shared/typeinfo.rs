@@ -15,6 +15,7 @@
 //! dimensions, which must raise the function's own error) goes through the function manager.
 //! Both paths return the same bits because they run the same kernel.
 
+use crate::am::shared::out_of_memory;
 use crate::fmgr;
 use crate::storage::Relation;
 use half::f16;
@@ -218,7 +219,10 @@ impl Value {
 
     /// Copies a varlena (header included).
     pub fn from_bytes(bytes: &[u8]) -> Self {
-        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        // Samples and candidate lists hold many of these: fail as an ERROR, not an abort.
+        let mut words = Vec::new();
+        out_of_memory::reserve(&mut words, bytes.len().div_ceil(8), "a vector value");
+        words.resize(bytes.len().div_ceil(8), 0u64);
         // SAFETY: `words` has at least bytes.len() bytes of storage; u8 has no alignment needs.
         let dst =
             unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), bytes.len()) };
