@@ -83,6 +83,44 @@ impl Fork {
     }
 }
 
+/// The sizes last read of the last few relation files read (a join may read several indexes
+/// in turn). A block below one exists: an index only grows while it is open, and a size gone
+/// stale by a truncation only skips the check (the read then raises Postgres's own error).
+/// Backends are single-threaded.
+#[derive(Clone, Copy)]
+struct KnownSizes {
+    entries: [((pg_sys::Oid, pg_sys::Oid, i32), BlockNumber); 4],
+    next: usize,
+}
+
+impl KnownSizes {
+    fn blocks_of(&self, key: (pg_sys::Oid, pg_sys::Oid, i32)) -> BlockNumber {
+        self.entries
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(0, |&(_, blocks)| blocks)
+    }
+
+    fn remember(&mut self, key: (pg_sys::Oid, pg_sys::Oid, i32), blocks: BlockNumber) {
+        match self.entries.iter_mut().find(|(k, _)| *k == key) {
+            Some(entry) => entry.1 = blocks,
+            None => {
+                self.entries[self.next] = (key, blocks);
+                self.next = (self.next + 1) % self.entries.len();
+            }
+        }
+    }
+}
+
+thread_local! {
+    static KNOWN_SIZES: std::cell::RefCell<KnownSizes> = const {
+        std::cell::RefCell::new(KnownSizes {
+            entries: [((pg_sys::InvalidOid, pg_sys::InvalidOid, -1), 0); 4],
+            next: 0,
+        })
+    };
+}
+
 /// An open relation (an index, for us) and the fork to work on.
 ///
 /// It is a plain handle: it neither opens nor closes the relation.
@@ -139,14 +177,42 @@ impl Relation {
         self.page_id_error(block, page)
     }
 
-    /// Refuses to read `InvalidBlockNumber`, which `ReadBuffer` takes as "extend the
-    /// relation": a block number that reaches a read came from a page, and a corrupted one
-    /// must not grow the index (not even during a SELECT).
+    /// Refuses to read a block past the end of the relation, `InvalidBlockNumber` included
+    /// (which `ReadBuffer` takes as "extend the relation"): a block number that reaches a read
+    /// came from a page, and a corrupted one must raise an error naming the index, and never
+    /// grow it (not even during a SELECT). The size is looked up (a system call) only for a
+    /// block at or past the size last seen.
     #[inline]
     pub(super) fn check_block(&self, block: BlockNumber) {
-        if block == page::INVALID_BLOCK_NUMBER {
-            self.invalid_block_error(block)
+        if block >= KNOWN_SIZES.with(|k| k.borrow().blocks_of(self.size_key())) {
+            self.check_block_against_size(block)
         }
+    }
+
+    /// Which relation file a cached size belongs to: its OID, its file number (a TRUNCATE or
+    /// REINDEX gives it a new one) and the fork.
+    fn size_key(&self) -> (pg_sys::Oid, pg_sys::Oid, i32) {
+        // SAFETY: the relation is open (from_raw's contract); only plain fields are read.
+        unsafe {
+            (
+                (*self.raw).rd_id,
+                (*(*self.raw).rd_rel).relfilenode,
+                self.fork.number(),
+            )
+        }
+    }
+
+    #[cold]
+    fn check_block_against_size(&self, block: BlockNumber) {
+        if block != page::INVALID_BLOCK_NUMBER {
+            // The relation may have grown since the size was read.
+            let blocks = self.nblocks();
+            KNOWN_SIZES.with(|k| k.borrow_mut().remember(self.size_key(), blocks));
+            if block < blocks {
+                return;
+            }
+        }
+        self.invalid_block_error(block)
     }
 
     #[cold]
