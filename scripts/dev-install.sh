@@ -13,7 +13,7 @@ target=${CARGO_TARGET_DIR:-target}
 install -m 755 "$target/release/libvector.so" "$lib/vector.so"
 install -m 644 vector.control "$share/vector.control"
 cat sql/install/vector.sql sql/install/halfvec.sql sql/install/bit.sql sql/install/sparsevec.sql \
-  sql/install/hnsw.sql \
+  sql/install/hnsw.sql sql/install/ivfflat.sql sql/install/check.sql \
   > "$share/vector--$version.sql.tmp"
 mv "$share/vector--$version.sql.tmp" "$share/vector--$version.sql"
 for f in sql/vector--*--*.sql; do [ -e "$f" ] && install -m 644 "$f" "$share/"; done
