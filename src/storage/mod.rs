@@ -39,6 +39,7 @@ pub use page::{BlockNumber, ItemPointer, OffsetNumber, PageRef};
 use pinned::PinnedPage;
 
 use pgrx::pg_sys;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 const _: () = assert!(pg_sys::BLCKSZ as usize == page::BLCKSZ);
 
@@ -86,39 +87,40 @@ impl Fork {
 /// The sizes last read of the last few relation files read (a join may read several indexes
 /// in turn). A block below one exists: an index only grows while it is open, and a size gone
 /// stale by a truncation only skips the check (the read then raises Postgres's own error).
-/// Backends are single-threaded.
-#[derive(Clone, Copy)]
-struct KnownSizes {
-    entries: [((pg_sys::Oid, pg_sys::Oid, i32), BlockNumber); 4],
-    next: usize,
+/// Each entry is two words: the relation's OID and file number, then its fork and size.
+/// Atomics with relaxed order cost plain loads here (a thread-local costs a call in a shared
+/// library, on every page read); a backend is one thread, so no entry is torn in practice, and
+/// a torn one would only cost a size lookup or a generic read error.
+static KNOWN_SIZES: [[AtomicU64; 2]; 4] = [const { [const { AtomicU64::new(0) }; 2] }; 4];
+static KNOWN_SIZES_NEXT: AtomicUsize = AtomicUsize::new(0);
+
+fn size_words(key: (pg_sys::Oid, pg_sys::Oid, i32), blocks: BlockNumber) -> (u64, u64) {
+    let file = (u64::from(key.0.to_u32()) << 32) | u64::from(key.1.to_u32());
+    let fork = ((key.2 as u32 as u64) << 32) | u64::from(blocks);
+    (file, fork)
 }
 
-impl KnownSizes {
-    fn blocks_of(&self, key: (pg_sys::Oid, pg_sys::Oid, i32)) -> BlockNumber {
-        self.entries
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map_or(0, |&(_, blocks)| blocks)
-    }
-
-    fn remember(&mut self, key: (pg_sys::Oid, pg_sys::Oid, i32), blocks: BlockNumber) {
-        match self.entries.iter_mut().find(|(k, _)| *k == key) {
-            Some(entry) => entry.1 = blocks,
-            None => {
-                self.entries[self.next] = (key, blocks);
-                self.next = (self.next + 1) % self.entries.len();
-            }
+fn known_size(key: (pg_sys::Oid, pg_sys::Oid, i32)) -> BlockNumber {
+    let (file, fork) = size_words(key, 0);
+    for [f, s] in &KNOWN_SIZES {
+        let size = s.load(Ordering::Relaxed);
+        if f.load(Ordering::Relaxed) == file && size >> 32 == fork >> 32 {
+            return size as u32;
         }
     }
+    0
 }
 
-thread_local! {
-    static KNOWN_SIZES: std::cell::RefCell<KnownSizes> = const {
-        std::cell::RefCell::new(KnownSizes {
-            entries: [((pg_sys::InvalidOid, pg_sys::InvalidOid, -1), 0); 4],
-            next: 0,
+fn remember_size(key: (pg_sys::Oid, pg_sys::Oid, i32), blocks: BlockNumber) {
+    let (file, size) = size_words(key, blocks);
+    let slot = KNOWN_SIZES
+        .iter()
+        .position(|[f, s]| {
+            f.load(Ordering::Relaxed) == file && s.load(Ordering::Relaxed) >> 32 == size >> 32
         })
-    };
+        .unwrap_or_else(|| KNOWN_SIZES_NEXT.fetch_add(1, Ordering::Relaxed) % KNOWN_SIZES.len());
+    KNOWN_SIZES[slot][0].store(file, Ordering::Relaxed);
+    KNOWN_SIZES[slot][1].store(size, Ordering::Relaxed);
 }
 
 /// An open relation (an index, for us) and the fork to work on.
@@ -184,7 +186,7 @@ impl Relation {
     /// block at or past the size last seen.
     #[inline]
     pub(super) fn check_block(&self, block: BlockNumber) {
-        if block >= KNOWN_SIZES.with(|k| k.borrow().blocks_of(self.size_key())) {
+        if block >= known_size(self.size_key()) {
             self.check_block_against_size(block)
         }
     }
@@ -207,7 +209,7 @@ impl Relation {
         if block != page::INVALID_BLOCK_NUMBER {
             // The relation may have grown since the size was read.
             let blocks = self.nblocks();
-            KNOWN_SIZES.with(|k| k.borrow_mut().remember(self.size_key(), blocks));
+            remember_size(self.size_key(), blocks);
             if block < blocks {
                 return;
             }
