@@ -3,7 +3,8 @@
 # traced), then a count of what memcheck reported, split by whether a frame of the stack is in
 # our library.
 #   scripts/valgrind-regress.sh [WORKDIR] [test ...]   (default: pg_regress/schedule)
-# Env: PGINSTALL (default .pg/pg18), PORT (default 56520).
+# Env: PGINSTALL (default .pg/pg18), PORT (default 56520), SUPPRESS=0 to report what
+# scripts/valgrind.supp hides, VALGRIND_OPTS (valgrind's own, e.g. --track-origins=yes).
 #
 # What it can see: the server is not built with USE_VALGRIND, so memcheck knows nothing of
 # palloc: a read past a palloc'd chunk that stays inside its memory context's block, or of a
@@ -25,10 +26,12 @@ rm -rf "$work/data" "$work/logs" "$work/out"
 mkdir -p "$work/logs" && chmod 777 "$work" "$work/logs"
 [ "$(id -u)" = 0 ] && chown postgres "$work"
 as_postgres "$bin/initdb" -D "$work/data" -A trust -U postgres --no-sync >/dev/null
+suppressions=(--suppressions="$root/scripts/valgrind.supp")
+[ "${SUPPRESS:-1}" = 0 ] && suppressions=()
 began=$(date +%s)
-as_postgres valgrind --tool=memcheck --trace-children=yes --leak-check=no --track-origins=no \
+as_postgres env VALGRIND_OPTS="${VALGRIND_OPTS:-}" valgrind --tool=memcheck --trace-children=yes --leak-check=no --track-origins=no \
   --num-callers=30 --error-limit=no --read-var-info=no \
-  --suppressions="$root/scripts/valgrind.supp" --log-file="$work/logs/valgrind.%p.log" \
+  "${suppressions[@]}" --log-file="$work/logs/valgrind.%p.log" \
   "$bin/postgres" -D "$work/data" -p "$port" -k "$work" -c listen_addresses='' -c fsync=off \
   -c max_connections=20 -c max_worker_processes=4 >"$work/server.log" 2>&1 &
 server=$!
