@@ -104,14 +104,15 @@ impl Tuplesort {
         // data valid during the call, which tuplesort_puttupleslot copies.
         unsafe {
             let slot = &mut *self.put;
-            if let Some(clear) = (*slot.tts_ops).clear {
-                clear(self.put);
-            }
             for (i, value) in values.iter().enumerate() {
                 *slot.tts_values.add(i) = *value;
                 *slot.tts_isnull.add(i) = false;
             }
-            pg_sys::ExecStoreVirtualTuple(self.put);
+            // What ExecStoreVirtualTuple does: every value is valid. Done here, as the slot is
+            // our own virtual one and never owns memory, because each call through pgrx's
+            // guard costs a sigsetjmp, once per entry of every probed list.
+            slot.tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
+            slot.tts_nvalid = self.columns as pg_sys::AttrNumber;
             pg_sys::tuplesort_puttupleslot(self.state, self.put);
         }
     }
