@@ -164,7 +164,8 @@ impl CheckTarget {
         }
     }
 
-    /// Raises the first corruption found, as `ERRCODE_INDEX_CORRUPTED`.
+    /// Raises the first corruption found, as `ERRCODE_INDEX_CORRUPTED`, or "out of memory" when
+    /// the check stopped for want of memory.
     pub fn corrupted(&self, c: &Corruption) -> ! {
         if let Some(bytes) = c.out_of_memory {
             out_of_memory::raise(bytes, &format!("checking index \"{}\"", self.index_name()));
