@@ -28,6 +28,7 @@
 
 mod buffer;
 pub mod io;
+pub mod lwlock;
 pub use vector_formats::page;
 pub mod pinned;
 

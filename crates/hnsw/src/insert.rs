@@ -136,7 +136,7 @@ pub fn find_element_neighbors<S: GraphWrite>(
 
 /// Which slot of `neighbor`'s list on `layer` should point to `new`, if any.
 /// `new.distance` must be the distance between the two.
-fn back_link_slot<S: GraphWrite>(
+pub(crate) fn back_link_slot<S: GraphWrite>(
     store: &mut S,
     neighbor: &Candidate<S::Id, S::Meta>,
     new: Candidate<S::Id, S::Meta>,
@@ -179,14 +179,13 @@ pub fn update_neighbors<S: GraphWrite>(
         for neighbor in &layers[layer] {
             let mut link = new.clone();
             link.distance = neighbor.distance;
-            if let Some(slot) = back_link_slot(store, neighbor, link, layer_u8, lm) {
-                store.set_neighbor(neighbor, layer_u8, new.id, slot, check_existing);
-            }
+            store.link_back(neighbor, layer_u8, &link, lm, check_existing);
         }
     }
 }
 
-pub(crate) fn layer_ids<Id: Copy, Meta>(layers: &[Vec<Candidate<Id, Meta>>]) -> Vec<Vec<Id>> {
+/// The ids of per-layer neighbor lists.
+pub fn layer_ids<Id: Copy, Meta>(layers: &[Vec<Candidate<Id, Meta>>]) -> Vec<Vec<Id>> {
     layers
         .iter()
         .map(|layer| layer.iter().map(|c| c.id).collect())
@@ -239,7 +238,7 @@ fn update_graph<S: GraphWrite>(
         }
     }
 
-    let new = store.add_element(element, &layer_ids(layers));
+    let new = store.add_element(element, layers);
     update_neighbors(store, &new, layers, params, false);
 
     if needs_new_entry(entry, element.level) {

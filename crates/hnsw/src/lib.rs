@@ -10,11 +10,13 @@
 //!   single [`storage::GraphStore::load`] call so a page store can prefetch.
 //! * [`scan`] — index scans including `hnsw.iterative_scan`; [`scan_memory`]
 //!   measures their memory the way pgvector does.
-//! * [`select`] — neighbor selection heuristic (Algorithm 4).
+//! * [`select`] — neighbor selection heuristic (Algorithm 4); [`connect`] —
+//!   back-links on a store that keeps distances, with pgvector's cached flags.
 //! * [`mod@insert`] — insertion (Algorithm 1) with back-link maintenance.
 //! * [`repair`] — vacuum: delete elements, repair the graph around them.
 //! * [`level`] — random level assignment.
 
+pub mod connect;
 pub mod insert;
 pub mod level;
 pub mod memory;

@@ -346,13 +346,13 @@ impl GraphWrite for InMemoryGraph {
     fn add_element(
         &mut self,
         element: &NewElement<Vec<f32>, u64>,
-        neighbors: &[Vec<u32>],
+        neighbors: &[Vec<Candidate<u32, ()>>],
     ) -> Candidate<u32, ()> {
         let node = Node {
             level: element.level,
             heap_tids: vec![element.heap_tid],
             deleted: false,
-            layers: self.layers_for(element.level, neighbors),
+            layers: self.layers_for(element.level, &crate::insert::layer_ids(neighbors)),
         };
         let id = match self.nodes.iter().position(|n| n.deleted) {
             Some(free) => {

@@ -196,13 +196,35 @@ pub trait GraphWrite: GraphStore {
     ) -> f64;
 
     /// Stores a new element with its neighbor lists (`neighbors[layer]`, one
-    /// list per layer `0..=element.level`) and returns it as a candidate
-    /// (live, distance 0). May reuse the space of a deleted element.
+    /// list per layer `0..=element.level`, each neighbor with its distance to
+    /// the element) and returns it as a candidate (live, distance 0). May
+    /// reuse the space of a deleted element.
     fn add_element(
         &mut self,
         element: &NewElement<Self::Value, Self::HeapTid>,
-        neighbors: &[Vec<Self::Id>],
+        neighbors: &[Vec<Candidate<Self::Id, Self::Meta>>],
     ) -> Candidate<Self::Id, Self::Meta>;
+
+    /// Adds a back-link from `neighbor` to `new` on `layer`, whose capacity
+    /// is `lm`; `new.distance` is the distance between the two. The default
+    /// re-reads the neighbor's list with the distances of its members, picks
+    /// the slot ([`crate::insert::back_link_slot`]) and writes it with
+    /// [`GraphWrite::set_neighbor`]. A store that keeps the distances of its
+    /// lists can instead use [`crate::connect::update_connection`].
+    fn link_back(
+        &mut self,
+        neighbor: &Candidate<Self::Id, Self::Meta>,
+        layer: u8,
+        new: &Candidate<Self::Id, Self::Meta>,
+        lm: usize,
+        check_existing: bool,
+    ) where
+        Self: Sized,
+    {
+        if let Some(slot) = crate::insert::back_link_slot(self, neighbor, new.clone(), layer, lm) {
+            self.set_neighbor(neighbor, layer, new.id, slot, check_existing);
+        }
+    }
 
     /// Writes `new` into one neighbor slot of `element` on `layer`. With
     /// `check_existing`, does nothing when `new` is already in that layer's

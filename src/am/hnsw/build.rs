@@ -1,6 +1,6 @@
 //! `ambuild` and `ambuildempty`: building an index, as pgvector 0.8.6 does.
 //!
-//! 1. Every heap tuple is inserted into a graph held in memory ([`MemoryGraph`]) while what
+//! 1. Every heap tuple is inserted into a graph held in memory ([`BuildGraph`]) while what
 //!    pgvector would have allocated for it stays below `maintenance_work_mem`.
 //! 2. The graph is then written to pages in pgvector's layout and order: the metapage in
 //!    block 0, then from block 1 on the elements, the one inserted last first, each element
@@ -16,18 +16,17 @@
 
 use crate::am::hnsw::insert::{insert_on_disk, random_level};
 use crate::am::hnsw::options;
-use crate::am::shared::out_of_memory;
 use crate::am::shared::typeinfo::{self, Method, Support, Value};
 use crate::storage::page::{BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
 use crate::storage::{
     item_pointer_from, BlockNumber, Fork, ItemPointer, OffsetNumber, PageWriteGuard, Relation,
     WriteMode,
 };
+use crate::stores::hnsw::build_graph::{BuildGraph, LocalRegion, Region, NO_ELEMENT};
 use crate::stores::hnsw::format::{
     element_tuple_size, neighbor_tuple_size, new_opaque, ElementTuple, EntryPoint as MetaEntry,
     MetaPage, NeighborTuple, PageOpaque, HEAD_BLKNO, MAX_ITEM_SIZE, META_PD_LOWER, OPAQUE_SIZE,
 };
-use crate::stores::hnsw::memory_graph::{MemoryGraph, NO_ELEMENT};
 use crate::stores::hnsw::page_graph::PageGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys, PgMemoryContexts};
@@ -41,7 +40,7 @@ pub const PHASE_LOAD: i64 = 2;
 /// Where the tuples of a build are.
 enum Phase<'s> {
     /// Still in memory.
-    Memory(MemoryGraph<'s>),
+    Memory(BuildGraph<'s, LocalRegion>),
     /// Written to pages; further tuples are inserted there.
     Disk(Box<PageGraphWriter>),
 }
@@ -106,7 +105,11 @@ pub unsafe extern "C-unwind" fn build(
         support: &support,
         checked,
         memory_limit: maintenance_work_mem(),
-        phase: Phase::Memory(MemoryGraph::new(&support, checked.params.m)),
+        phase: Phase::Memory(BuildGraph::new(
+            &support,
+            checked.params.m,
+            LocalRegion::default(),
+        )),
         indtuples: 0,
         tmp_ctx: PgMemoryContexts::new("Hnsw build temporary context"),
     };
@@ -151,7 +154,8 @@ pub unsafe extern "C-unwind" fn build_empty(index: pg_sys::Relation) {
     let support = Support::for_index(rel, Method::Hnsw);
     let checked = check_build(rel, &support);
     report_progress(pg_sys::PROGRESS_CREATEIDX_SUBPHASE, PHASE_LOAD);
-    write_graph(rel, &MemoryGraph::new(&support, checked.params.m), &checked);
+    let empty = BuildGraph::new(&support, checked.params.m, LocalRegion::default());
+    write_graph(rel, &empty, &checked);
     log_relation(rel);
 }
 
@@ -297,26 +301,13 @@ impl PageFill {
     }
 }
 
-/// Where each element's tuples go.
-struct Layout {
-    /// Element TID by element id.
-    tids: Vec<ItemPointer>,
-    /// Neighbor tuple TID by element id.
-    neighbor_tids: Vec<ItemPointer>,
-    /// The last page, where inserts start.
-    last_block: BlockNumber,
-}
-
-/// Places the elements, the one inserted last first, as pgvector's build does.
-fn plan_layout(graph: &MemoryGraph<'_>) -> Layout {
+/// Places the elements, the one inserted last first, as pgvector's build does, and records in
+/// each where its tuples go; returns the last block.
+fn plan_layout<R: Region>(graph: &BuildGraph<'_, R>, order: &[u32]) -> BlockNumber {
     let m = graph.m();
-    let mut tids =
-        out_of_memory::filled(graph.len(), ItemPointer::INVALID, "the hnsw build's layout");
-    let mut neighbor_tids =
-        out_of_memory::filled(graph.len(), ItemPointer::INVALID, "the hnsw build's layout");
     let mut block = HEAD_BLKNO;
     let mut page = PageFill::EMPTY;
-    for id in (0..graph.len() as u32).rev() {
+    for &id in order.iter().rev() {
         let element_size = element_tuple_size(graph.value_bytes(id).len());
         let neighbor_size = neighbor_tuple_size(graph.level(id), m);
         let combined = element_size + neighbor_size + ITEM_ID_SIZE;
@@ -325,30 +316,26 @@ fn plan_layout(graph: &MemoryGraph<'_>) -> Layout {
             block += 1;
             page = PageFill::EMPTY;
         }
-        let offset = page.add(element_size);
-        tids[id as usize] = ItemPointer::new(block, offset);
+        let tid = ItemPointer::new(block, page.add(element_size));
         if page.free_space() < neighbor_size {
             block += 1;
             page = PageFill::EMPTY;
         }
-        let neighbor_offset = page.add(neighbor_size);
-        neighbor_tids[id as usize] = ItemPointer::new(block, neighbor_offset);
+        let neighbor_tid = ItemPointer::new(block, page.add(neighbor_size));
+        graph.set_page_tids(id, tid, neighbor_tid);
     }
-    Layout {
-        tids,
-        neighbor_tids,
-        last_block: block,
-    }
+    block
 }
 
 /// Writes the metapage and all element pages of `graph` into the (empty) fork of `rel`.
-fn write_graph(rel: Relation, graph: &MemoryGraph<'_>, checked: &BuildParams) {
-    let layout = plan_layout(graph);
+fn write_graph<R: Region>(rel: Relation, graph: &BuildGraph<'_, R>, checked: &BuildParams) {
+    let order = graph.elements();
+    let last_block = plan_layout(graph, &order);
     let GraphParams { m, ef_construction } = checked.params;
     let mut meta = MetaPage::new(checked.dimensions, m as u16, ef_construction as u16);
-    meta.insert_page = layout.last_block;
+    meta.insert_page = last_block;
     meta.set_entry_point(graph.entry().map(|e| MetaEntry {
-        tid: layout.tids[e.id as usize],
+        tid: graph.page_tids(e.id).0,
         level: e.level,
     }));
     let mut guard = rel.begin_write(WriteMode::Build);
@@ -360,11 +347,12 @@ fn write_graph(rel: Relation, graph: &MemoryGraph<'_>, checked: &BuildParams) {
     guard.commit();
 
     let mut pages = PageWriter::start(rel);
+    let mut heap_tids = Vec::new();
+    let mut ids = Vec::new();
     let mut slots = Vec::new();
-    for id in (0..graph.len() as u32).rev() {
-        let tid = layout.tids[id as usize];
-        let neighbor_tid = layout.neighbor_tids[id as usize];
-        let heap_tids = graph.heap_tids(id);
+    for &id in order.iter().rev() {
+        let (tid, neighbor_tid) = graph.page_tids(id);
+        graph.heap_tids(id, &mut heap_tids);
         let element = ElementTuple {
             level: graph.level(id),
             deleted: 0,
@@ -374,12 +362,13 @@ fn write_graph(rel: Relation, graph: &MemoryGraph<'_>, checked: &BuildParams) {
             value: graph.value_bytes(id),
         };
         pages.add(tid, &element.to_vec());
+        graph.slots(id, &mut ids);
         slots.clear();
-        slots.extend(graph.slots(id).iter().map(|&n| {
+        slots.extend(ids.iter().map(|&n| {
             if n == NO_ELEMENT {
                 ItemPointer::INVALID
             } else {
-                layout.tids[n as usize]
+                graph.page_tids(n).0
             }
         }));
         let neighbors = NeighborTuple {

@@ -1,9 +1,9 @@
 //! The HNSW graph stores: pgvector 0.8.6's page format ([`format`]), the graph read from pages
 //! ([`page_graph`]), changed in pages ([`page_graph_write`]) and passed over by vacuum
-//! ([`page_graph_vacuum`]), and the graph a build keeps in memory ([`memory_graph`]).
+//! ([`page_graph_vacuum`]), and the graph a build keeps in memory ([`build_graph`]).
 
 pub use vector_formats::hnsw as format;
-pub mod memory_graph;
+pub mod build_graph;
 pub mod page_graph;
 pub mod page_graph_vacuum;
 pub mod page_graph_write;

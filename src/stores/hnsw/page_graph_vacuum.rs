@@ -224,7 +224,7 @@ impl GraphWrite for VacuumGraph {
     fn add_element(
         &mut self,
         element: &NewElement<Value, ItemPointer>,
-        neighbors: &[Vec<ElementId>],
+        neighbors: &[Vec<Element>],
     ) -> Element {
         self.writer.add_element(element, neighbors)
     }

@@ -678,11 +678,12 @@ impl GraphWrite for PageGraphWriter {
     fn add_element(
         &mut self,
         element: &NewElement<Value, ItemPointer>,
-        neighbors: &[Vec<ElementId>],
+        neighbors: &[Vec<Element>],
     ) -> Element {
         let value = element.value.bytes().expect("indexed values are not NULL");
+        let ids = vector_hnsw::insert::layer_ids(neighbors);
         let (id, neighbor_tid, version) =
-            self.add_element_on_disk(value, element.heap_tid, element.level, neighbors);
+            self.add_element_on_disk(value, element.heap_tid, element.level, &ids);
         self.values.insert(id, value);
         let mut heap_tids = HeapTids::default();
         heap_tids.push(element.heap_tid);

@@ -176,7 +176,7 @@ impl GraphWrite for Wrapped {
     fn add_element(
         &mut self,
         element: &NewElement<Vec<f32>, u64>,
-        neighbors: &[Vec<u32>],
+        neighbors: &[Vec<Candidate<u32, ()>>],
     ) -> Candidate<u32, ()> {
         self.inner.add_element(element, neighbors)
     }

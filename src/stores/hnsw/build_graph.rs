@@ -1,0 +1,841 @@
+//! The graph an index build keeps in memory before it writes it to pages: in the backend's
+//! own memory for a serial build, in the dynamic shared memory segment of a parallel build,
+//! where every participant inserts into the same graph.
+//!
+//! The graph lives in one arena of 8-byte words ([`Region`]). Each element is one record in it,
+//! and its id is the record's word offset: ids follow allocation order, which is how pgvector
+//! breaks distance ties (by address, or by offset in a parallel build), and they mean the same
+//! in every process, where the segment maps at different addresses. A record holds, in words:
+//!
+//! | words | what |
+//! |---|---|
+//! | 0–1 | the element's lock (parallel builds) |
+//! | 2 | record length in words, level, number of heap TIDs |
+//! | 3 | value length in bytes, value start in words |
+//! | 4 | bit `l`: the cached flags of layer `l` can be trusted |
+//! | 5, 6 | where the write-out put the element tuple and its neighbor tuple |
+//! | 7–16 | up to [`HEAPTIDS`] heap TIDs (rows with equal values share an element) |
+//! | 17… | `(level + 2) * m` neighbor slots as in the neighbor tuple (top layer first, layer 0 last with `2 * m`): a neighbor id and its distance to this element, unused slots [`NO_ELEMENT`]; then one byte per slot, the neighbor selection's cached flag; then the value (varlena bytes, header included) |
+//!
+//! Distances and flags are kept beside the slots as pgvector's build keeps them, so a back-link
+//! into a full list costs a few distances instead of a reload and a whole selection
+//! ([`vector_hnsw::connect`]).
+//!
+//! In a parallel build pgvector's locks guard the shared parts: each element's lock its slots,
+//! flags and heap TIDs (a search copies a list under it in share mode, a back-link changes it in
+//! exclusive mode), the entry lock the entry point (share mode for an insert, exclusive for one
+//! that may become the entry point, with the wait lock so those are not starved). A record's
+//! level and value never change once written, and a record is only reached through a list or
+//! the entry point after it is complete, so they are read without a lock.
+//!
+//! Memory is accounted the way pgvector accounts its own graph: in 1 MB generation blocks in a
+//! serial build, allocation by allocation in a parallel one, so a build leaves memory after as
+//! many tuples as pgvector's would. A record takes less than what pgvector allocates for the
+//! same element, so the arena never fills before that account says the graph is full.
+
+use crate::am::shared::typeinfo::{Support, Value};
+use crate::storage::lwlock::{LockGuard, SharedLock, SHARED_LOCK_SIZE};
+use crate::storage::page::{maxalign, ItemPointer};
+use crate::stores::hnsw::format::{layer_m, neighbor_count, HEAPTIDS};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use vector_hnsw::connect::{update_connection, ConnectScratch, Link};
+use vector_hnsw::storage::{Candidate, Duplicate, EntryPoint, EntryUpdate, NewElement, Slot};
+use vector_hnsw::{GraphStore, GraphWrite};
+
+/// An unused neighbor slot.
+pub const NO_ELEMENT: u32 = u32::MAX;
+
+// Words of a record (see the module comment).
+const LOCK: usize = 0;
+const INFO: usize = 2;
+const VALUE: usize = 3;
+const CLOSER_SET: usize = 4;
+const PAGE_TID: usize = 5;
+const NEIGHBOR_TID: usize = 6;
+const HEAP_TIDS: usize = 7;
+const SLOTS: usize = HEAP_TIDS + HEAPTIDS;
+const _: () = assert!(SHARED_LOCK_SIZE <= 8 * (INFO - LOCK));
+
+const EMPTY_SLOT: u64 = NO_ELEMENT as u64;
+
+/// Words of a record for an element of `level` with a value of `value_len` bytes; where its
+/// value starts.
+fn record_words(level: u8, m: usize, value_len: usize) -> (usize, usize) {
+    let slots = neighbor_count(level, m);
+    let value_start = SLOTS + slots + slots.div_ceil(8);
+    (value_start + value_len.div_ceil(8), value_start)
+}
+
+fn pack_tid(tid: ItemPointer) -> u64 {
+    (u64::from(tid.block) << 16) | u64::from(tid.offset)
+}
+
+fn unpack_tid(word: u64) -> ItemPointer {
+    ItemPointer::new((word >> 16) as u32, word as u16)
+}
+
+fn pack_slot(id: u32, distance: f32) -> u64 {
+    (u64::from(distance.to_bits()) << 32) | u64::from(id)
+}
+
+/// `sizeof(HnswElementData)` in pgvector 0.8.6.
+const PG_ELEMENT_SIZE: usize = 128;
+/// `sizeof(HnswCandidate)`.
+const PG_CANDIDATE_SIZE: usize = 16;
+/// `offsetof(HnswNeighborArray, items)`.
+const PG_NEIGHBOR_ARRAY_HEADER: usize = 8;
+
+/// The chunks pgvector allocates for one element: the element, its array of per-layer
+/// pointers, one neighbor array per layer, the value.
+fn pgvector_chunks(level: u8, m: usize, value_len: usize) -> impl Iterator<Item = usize> {
+    let arrays = (0..=level)
+        .map(move |layer| PG_NEIGHBOR_ARRAY_HEADER + PG_CANDIDATE_SIZE * layer_m(m, layer));
+    [PG_ELEMENT_SIZE, 8 * (usize::from(level) + 1)]
+        .into_iter()
+        .chain(arrays)
+        .chain(std::iter::once(value_len))
+}
+
+/// Bytes pgvector's parallel build takes from its shared area for one element.
+pub fn pgvector_shared_bytes(level: u8, m: usize, value_len: usize) -> usize {
+    pgvector_chunks(level, m, value_len).map(maxalign).sum()
+}
+
+/// pgvector's generation context block size for the build graph.
+const BLOCK_SIZE: usize = 1024 * 1024;
+/// Header of one generation context block (`GenerationBlock`), before its chunks.
+const BLOCK_HEADER: usize = 56;
+/// The context header (`GenerationContext`) shares the first block, which is that much smaller
+/// (and counted so): a graph of exactly `maintenance_work_mem` MB fits.
+const CONTEXT_HEADER: usize = 192;
+/// Header of one chunk (`MemoryChunk`).
+const CHUNK_HEADER: usize = 8;
+
+/// Bytes pgvector's serial build has allocated for its graph, in whole blocks.
+#[derive(Clone, Debug)]
+pub struct MemoryAccount {
+    /// Bytes used in the current block.
+    block_used: usize,
+    /// Blocks allocated so far (the context starts with one).
+    blocks: usize,
+}
+
+impl Default for MemoryAccount {
+    fn default() -> Self {
+        MemoryAccount {
+            block_used: CONTEXT_HEADER + BLOCK_HEADER,
+            blocks: 1,
+        }
+    }
+}
+
+impl MemoryAccount {
+    /// `MemoryContextMemAllocated` of pgvector's graph context.
+    pub fn allocated(&self) -> usize {
+        self.blocks * BLOCK_SIZE - CONTEXT_HEADER
+    }
+
+    fn chunk(&mut self, size: usize) {
+        let need = maxalign(size) + CHUNK_HEADER;
+        if self.block_used + need > BLOCK_SIZE {
+            // Large chunks get a block of their own in pgvector too; the block count is what
+            // matters here.
+            self.blocks += need.div_ceil(BLOCK_SIZE);
+            self.block_used = BLOCK_HEADER + need.min(BLOCK_SIZE - BLOCK_HEADER);
+        } else {
+            self.block_used += need;
+        }
+    }
+
+    /// Accounts one element of `level` with a value of `value_len` bytes, as pgvector allocates
+    /// it.
+    pub fn add_element(&mut self, level: u8, m: usize, value_len: usize) {
+        for size in pgvector_chunks(level, m, value_len) {
+            self.chunk(size);
+        }
+    }
+}
+
+/// What every process of a build shares about its graph (in a parallel build, in the segment).
+#[repr(C)]
+pub struct GraphHeader {
+    /// The entry point: id in the low 32 bits, level above, [`NO_ENTRY`] when empty.
+    entry: AtomicU64,
+    /// Words of the arena handed out (parallel builds).
+    next_word: AtomicU64,
+    /// Words the arena has (parallel builds).
+    capacity_words: u64,
+    /// Bytes pgvector would have taken from its shared area (parallel builds).
+    accounted: AtomicU64,
+    /// Elements in the graph.
+    elements: AtomicU64,
+    /// Tuples indexed by every participant, the on-disk phase included.
+    pub indtuples: AtomicU64,
+    /// The graph was written to pages; inserts go there now.
+    pub flushed: AtomicBool,
+    entry_lock: SharedLock,
+    entry_wait_lock: SharedLock,
+    /// Held in share mode by every insert into memory, in exclusive mode to write the graph.
+    pub flush_lock: SharedLock,
+}
+
+const NO_ENTRY: u64 = u64::MAX;
+
+impl GraphHeader {
+    /// A header for an arena of `capacity_words`, written at `at`, locks initialized.
+    ///
+    /// # Safety
+    ///
+    /// `at` is 8-byte aligned and points to `size_of::<GraphHeader>()` bytes that no other
+    /// process uses yet.
+    pub unsafe fn init_at<'a>(at: *mut u8, capacity_words: usize) -> &'a GraphHeader {
+        let header = at.cast::<GraphHeader>();
+        // SAFETY: per the contract; the locks are initialized below, before any use.
+        unsafe {
+            header.write(GraphHeader {
+                entry: AtomicU64::new(NO_ENTRY),
+                next_word: AtomicU64::new(0),
+                capacity_words: capacity_words as u64,
+                accounted: AtomicU64::new(0),
+                elements: AtomicU64::new(0),
+                indtuples: AtomicU64::new(0),
+                flushed: AtomicBool::new(false),
+                entry_lock: std::mem::zeroed(),
+                entry_wait_lock: std::mem::zeroed(),
+                flush_lock: std::mem::zeroed(),
+            });
+            let header = &*header;
+            header.entry_lock.init();
+            header.entry_wait_lock.init();
+            header.flush_lock.init();
+            header
+        }
+    }
+
+    /// Bytes pgvector's parallel build would have allocated so far.
+    pub fn accounted(&self) -> usize {
+        self.accounted.load(Ordering::Relaxed) as usize
+    }
+}
+
+/// The memory a graph's records live in.
+pub trait Region {
+    /// Whether other processes insert into the same graph (then locks are taken).
+    const SHARED: bool;
+
+    /// The first word of the arena.
+    fn base(&self) -> *mut u64;
+
+    /// Words allocated so far; records fill `0..used()`.
+    fn used(&self) -> usize;
+
+    /// Allocates a record of `words` words; its offset, or `None` when there is no room.
+    fn allocate(&mut self, words: usize) -> Option<usize>;
+
+    /// The shared state.
+    fn header(&self) -> &GraphHeader;
+}
+
+/// A serial build's arena: growing backend memory.
+pub struct LocalRegion {
+    words: Vec<u64>,
+    header: Box<GraphHeader>,
+}
+
+impl Default for LocalRegion {
+    fn default() -> Self {
+        let header = Box::new(GraphHeader {
+            entry: AtomicU64::new(NO_ENTRY),
+            next_word: AtomicU64::new(0),
+            capacity_words: 0,
+            accounted: AtomicU64::new(0),
+            elements: AtomicU64::new(0),
+            indtuples: AtomicU64::new(0),
+            flushed: AtomicBool::new(false),
+            // SAFETY: an all-zero LWLock is plain data; these are never taken (SHARED is false).
+            entry_lock: unsafe { std::mem::zeroed() },
+            // SAFETY: as above.
+            entry_wait_lock: unsafe { std::mem::zeroed() },
+            // SAFETY: as above.
+            flush_lock: unsafe { std::mem::zeroed() },
+        });
+        LocalRegion {
+            words: Vec::new(),
+            header,
+        }
+    }
+}
+
+impl LocalRegion {
+    /// Makes room for a record of `words` words, so that allocating it does not fail.
+    pub fn try_reserve(&mut self, words: usize) -> Result<(), std::collections::TryReserveError> {
+        self.words.try_reserve(words)
+    }
+}
+
+impl Region for LocalRegion {
+    const SHARED: bool = false;
+
+    fn base(&self) -> *mut u64 {
+        self.words.as_ptr().cast_mut()
+    }
+
+    fn used(&self) -> usize {
+        self.words.len()
+    }
+
+    fn allocate(&mut self, words: usize) -> Option<usize> {
+        let at = self.words.len();
+        // Ids are u32 word offsets: past 32 GB the graph is full.
+        if at + words > u32::MAX as usize {
+            return None;
+        }
+        self.words.try_reserve(words).ok()?;
+        self.words.resize(at + words, 0);
+        Some(at)
+    }
+
+    fn header(&self) -> &GraphHeader {
+        &self.header
+    }
+}
+
+/// A parallel build's arena: a fixed part of the build's segment, allocated by every
+/// participant.
+pub struct SharedRegion<'a> {
+    base: *mut u64,
+    header: &'a GraphHeader,
+}
+
+impl<'a> SharedRegion<'a> {
+    /// The arena at `base` described by `header`.
+    ///
+    /// # Safety
+    ///
+    /// `base` is 8-byte aligned and points to `header`'s capacity in words, mapped for `'a` and
+    /// used only through this header's graph.
+    pub unsafe fn new(base: *mut u8, header: &'a GraphHeader) -> Self {
+        SharedRegion {
+            base: base.cast(),
+            header,
+        }
+    }
+}
+
+impl Region for SharedRegion<'_> {
+    const SHARED: bool = true;
+
+    fn base(&self) -> *mut u64 {
+        self.base
+    }
+
+    fn used(&self) -> usize {
+        (self.header.next_word.load(Ordering::Acquire) as usize)
+            .min(self.header.capacity_words as usize)
+    }
+
+    fn allocate(&mut self, words: usize) -> Option<usize> {
+        let at = self
+            .header
+            .next_word
+            .fetch_add(words as u64, Ordering::AcqRel) as usize;
+        (at + words <= (self.header.capacity_words as usize).min(u32::MAX as usize)).then_some(at)
+    }
+
+    fn header(&self) -> &GraphHeader {
+        self.header
+    }
+}
+
+/// How many elements ahead of the distance being computed `load` prefetches values.
+const AHEAD: usize = 2;
+
+/// Asks the CPU to bring `bytes` into its caches (a hint: no effect on results).
+#[inline(always)]
+fn prefetch(bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in bytes.chunks(64) {
+        // SAFETY: prefetching is a hint that never faults; the address is in bounds anyway.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                line.as_ptr().cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
+}
+
+/// A build graph over a region.
+pub struct BuildGraph<'s, R: Region> {
+    support: &'s Support,
+    m: usize,
+    region: R,
+    /// pgvector's serial accounting (serial builds).
+    account: MemoryAccount,
+    links: Vec<Link<u32>>,
+    scratch: ConnectScratch<u32>,
+}
+
+impl<'s, R: Region> BuildGraph<'s, R> {
+    pub fn new(support: &'s Support, m: usize, region: R) -> Self {
+        BuildGraph {
+            support,
+            m,
+            region,
+            account: MemoryAccount::default(),
+            links: Vec::new(),
+            scratch: ConnectScratch::default(),
+        }
+    }
+
+    pub fn m(&self) -> usize {
+        self.m
+    }
+
+    pub fn region(&self) -> &R {
+        &self.region
+    }
+
+    pub fn region_mut(&mut self) -> &mut R {
+        &mut self.region
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.region.header().elements.load(Ordering::Acquire) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The entry point.
+    pub fn entry(&self) -> Option<EntryPoint<u32>> {
+        let packed = self.region.header().entry.load(Ordering::Acquire);
+        (packed != NO_ENTRY).then_some(EntryPoint {
+            id: packed as u32,
+            level: (packed >> 32) as u8,
+        })
+    }
+
+    /// What pgvector's serial build would have allocated for the same graph.
+    pub fn pgvector_memory(&self) -> usize {
+        self.account.allocated()
+    }
+
+    fn word(&self, id: u32, at: usize) -> *mut u64 {
+        // SAFETY: ids are offsets of complete records inside the region's used words, and `at`
+        // stays inside the record (callers index by the record's own layout).
+        unsafe { self.region.base().add(id as usize + at) }
+    }
+
+    fn read(&self, id: u32, at: usize) -> u64 {
+        // SAFETY: see `word`; a shared word read here is either immutable once the record is
+        // reachable or read under the element's lock.
+        unsafe { self.word(id, at).read() }
+    }
+
+    fn write(&self, id: u32, at: usize, value: u64) {
+        // SAFETY: see `word`; shared words are written before the record is reachable or under
+        // the element's exclusive lock.
+        unsafe { self.word(id, at).write(value) }
+    }
+
+    fn element_lock(&self, id: u32) -> &SharedLock {
+        // SAFETY: words LOCK.. of a record hold its lock, initialized when the record was
+        // written (parallel builds only call this).
+        unsafe { SharedLock::at(self.word(id, LOCK).cast()) }
+    }
+
+    fn share(&self, id: u32) -> Option<LockGuard<'_>> {
+        R::SHARED.then(|| self.element_lock(id).share())
+    }
+
+    fn exclusive(&self, id: u32) -> Option<LockGuard<'_>> {
+        R::SHARED.then(|| self.element_lock(id).exclusive())
+    }
+
+    /// Record length in words.
+    fn words_of(&self, id: u32) -> usize {
+        self.read(id, INFO) as u32 as usize
+    }
+
+    pub fn level(&self, id: u32) -> u8 {
+        (self.read(id, INFO) >> 32) as u8
+    }
+
+    fn heap_tid_count(&self, id: u32) -> usize {
+        usize::from((self.read(id, INFO) >> 40) as u8)
+    }
+
+    /// The stored value of element `id` (varlena bytes).
+    pub fn value_bytes(&self, id: u32) -> &[u8] {
+        let packed = self.read(id, VALUE);
+        let (len, start) = (packed as u32 as usize, (packed >> 32) as usize);
+        // SAFETY: the record's words from `start` on hold `len` initialized value bytes, which
+        // never change once the record is reachable; u8 has no alignment requirement.
+        unsafe { std::slice::from_raw_parts(self.word(id, start).cast::<u8>(), len) }
+    }
+
+    /// The slots of `layer`, as word indexes in the record.
+    fn layer_slots(&self, id: u32, layer: u8) -> Option<std::ops::Range<usize>> {
+        let level = self.level(id);
+        if layer > level {
+            return None;
+        }
+        let start = SLOTS + usize::from(level - layer) * self.m;
+        Some(start..start + layer_m(self.m, layer))
+    }
+
+    fn closer_byte(&self, id: u32, slot: usize) -> *mut u8 {
+        let slots = neighbor_count(self.level(id), self.m);
+        // SAFETY: the flags follow the record's slots, one byte per slot (`slot` is a word
+        // index among them).
+        unsafe { self.word(id, SLOTS + slots).cast::<u8>().add(slot - SLOTS) }
+    }
+
+    /// Elements in the order they were added.
+    pub fn elements(&self) -> Vec<u32> {
+        let mut ids = Vec::new();
+        crate::am::shared::out_of_memory::reserve(&mut ids, self.len(), "the hnsw build's layout");
+        let mut at = 0;
+        while at < self.region.used() {
+            ids.push(at as u32);
+            at += self.words_of(at as u32);
+        }
+        ids
+    }
+
+    /// The element's heap TIDs, in the order they were added.
+    pub fn heap_tids(&self, id: u32, out: &mut Vec<ItemPointer>) {
+        out.clear();
+        out.extend((0..self.heap_tid_count(id)).map(|i| unpack_tid(self.read(id, HEAP_TIDS + i))));
+    }
+
+    /// All neighbor slots of `id`, top layer first (as in the neighbor tuple).
+    pub fn slots(&self, id: u32, out: &mut Vec<u32>) {
+        out.clear();
+        let slots = neighbor_count(self.level(id), self.m);
+        out.extend((SLOTS..SLOTS + slots).map(|w| self.read(id, w) as u32));
+    }
+
+    /// Records where the write-out puts the element's tuples.
+    pub fn set_page_tids(&self, id: u32, element: ItemPointer, neighbors: ItemPointer) {
+        self.write(id, PAGE_TID, pack_tid(element));
+        self.write(id, NEIGHBOR_TID, pack_tid(neighbors));
+    }
+
+    /// Where the write-out puts the element tuple and its neighbor tuple.
+    pub fn page_tids(&self, id: u32) -> (ItemPointer, ItemPointer) {
+        (
+            unpack_tid(self.read(id, PAGE_TID)),
+            unpack_tid(self.read(id, NEIGHBOR_TID)),
+        )
+    }
+
+    fn candidate(&self, id: u32, distance: f64) -> Candidate<u32, ()> {
+        Candidate {
+            id,
+            distance,
+            level: self.level(id),
+            live: true,
+            meta: (),
+        }
+    }
+}
+
+impl BuildGraph<'_, LocalRegion> {
+    /// Makes room for one more element (a value of `value_len` bytes at `level`), so that
+    /// adding it allocates nothing. An error means the server has no memory left for the graph
+    /// (as under an address-space limit): the build then goes on in the pages, where a failed
+    /// allocation here would otherwise have aborted the backend.
+    pub fn try_reserve_element(
+        &mut self,
+        value_len: usize,
+        level: u8,
+    ) -> Result<(), std::collections::TryReserveError> {
+        self.region
+            .try_reserve(record_words(level, self.m, value_len).0)
+    }
+}
+
+impl<R: Region> GraphStore for BuildGraph<'_, R> {
+    type Id = u32;
+    type Meta = ();
+    type Value = Value;
+
+    fn entry_point(&mut self) -> Option<EntryPoint<u32>> {
+        self.entry()
+    }
+
+    fn neighbors(&mut self, element: &Candidate<u32, ()>, layer: u8, out: &mut Vec<u32>) {
+        let Some(range) = self.layer_slots(element.id, layer) else {
+            return;
+        };
+        let _lock = self.share(element.id);
+        out.extend(
+            range
+                .map(|w| self.read(element.id, w) as u32)
+                .take_while(|&n| n != NO_ELEMENT),
+        );
+    }
+
+    fn load(&mut self, query: &Value, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
+        let query = self.support.prepare(query);
+        // The batch is known up front: fetch the next element's value into the cache while
+        // the distance to the current one is computed.
+        for &id in ids.iter().take(AHEAD) {
+            prefetch(self.value_bytes(id));
+        }
+        for (k, &id) in ids.iter().enumerate() {
+            if let Some(&next) = ids.get(k + AHEAD) {
+                prefetch(self.value_bytes(next));
+            }
+            let distance = query.distance(self.value_bytes(id));
+            out.push(self.candidate(id, distance));
+        }
+    }
+
+    fn lock(&mut self, lock: vector_hnsw::storage::GraphLock) {
+        if !R::SHARED {
+            return;
+        }
+        let header = self.region.header();
+        // The algorithm holds the entry lock across calls, until `unlock`.
+        match lock {
+            vector_hnsw::storage::GraphLock::UpdateExclusive => {
+                let waiting = header.entry_wait_lock.exclusive();
+                header.entry_lock.hold(true);
+                drop(waiting);
+            }
+            _ => {
+                // Let an insert waiting for the exclusive lock go first.
+                drop(header.entry_wait_lock.exclusive());
+                header.entry_lock.hold(false);
+            }
+        }
+    }
+
+    fn unlock(&mut self, _lock: vector_hnsw::storage::GraphLock) {
+        if R::SHARED {
+            // SAFETY: inserts pair each `lock` with one `unlock`, so this process holds it.
+            unsafe { self.region.header().entry_lock.release() };
+        }
+    }
+}
+
+impl<R: Region> GraphWrite for BuildGraph<'_, R> {
+    type HeapTid = ItemPointer;
+
+    fn value(&mut self, element: &Candidate<u32, ()>) -> Value {
+        Value::from_bytes(self.value_bytes(element.id))
+    }
+
+    fn pair_distance(&mut self, a: &Candidate<u32, ()>, b: &Candidate<u32, ()>) -> f64 {
+        self.support
+            .pair_distance(self.value_bytes(a.id), self.value_bytes(b.id))
+    }
+
+    fn add_element(
+        &mut self,
+        element: &NewElement<Value, ItemPointer>,
+        neighbors: &[Vec<Candidate<u32, ()>>],
+    ) -> Candidate<u32, ()> {
+        let bytes = element.value.bytes().expect("indexed values are not NULL");
+        let level = element.level;
+        let (words, value_start) = record_words(level, self.m, bytes.len());
+        let Some(at) = self.region.allocate(words) else {
+            // Serial builds reserve the record first, parallel ones keep pgvector's margin.
+            pgrx::error!("hnsw allocator out of memory");
+        };
+        let id = at as u32;
+        if R::SHARED {
+            self.element_lock(id).init();
+        }
+        let info = words as u64 | (u64::from(level) << 32) | (1 << 40);
+        self.write(id, INFO, info);
+        self.write(id, VALUE, bytes.len() as u64 | ((value_start as u64) << 32));
+        self.write(id, CLOSER_SET, 0);
+        self.write(id, PAGE_TID, pack_tid(ItemPointer::INVALID));
+        self.write(id, NEIGHBOR_TID, pack_tid(ItemPointer::INVALID));
+        self.write(id, HEAP_TIDS, pack_tid(element.heap_tid));
+        let slots = neighbor_count(level, self.m);
+        for w in SLOTS..SLOTS + slots {
+            self.write(id, w, EMPTY_SLOT);
+            // SAFETY: the flag bytes of this new record, written before anyone can reach it.
+            unsafe { self.closer_byte(id, w).write(0) };
+        }
+        for (layer, list) in neighbors.iter().enumerate().take(usize::from(level) + 1) {
+            let range = self.layer_slots(id, layer as u8).expect("layer <= level");
+            for (w, c) in range.zip(list) {
+                self.write(id, w, pack_slot(c.id, c.distance as f32));
+            }
+        }
+        // SAFETY: the record's value words, inside the record just allocated.
+        let value = unsafe {
+            std::slice::from_raw_parts_mut(self.word(id, value_start).cast::<u8>(), bytes.len())
+        };
+        value.copy_from_slice(bytes);
+        if R::SHARED {
+            let header = self.region.header();
+            header.accounted.fetch_add(
+                pgvector_shared_bytes(level, self.m, bytes.len()) as u64,
+                Ordering::Relaxed,
+            );
+        } else {
+            self.account.add_element(level, self.m, bytes.len());
+        }
+        self.region.header().elements.fetch_add(1, Ordering::AcqRel);
+        self.candidate(id, 0.0)
+    }
+
+    /// pgvector's in-memory `HnswUpdateConnection`: the list's stored distances and cached
+    /// flags, no reload (only inserts add back-links to this store).
+    fn link_back(
+        &mut self,
+        neighbor: &Candidate<u32, ()>,
+        layer: u8,
+        new: &Candidate<u32, ()>,
+        lm: usize,
+        _check_existing: bool,
+    ) {
+        let Some(range) = self.layer_slots(neighbor.id, layer) else {
+            return;
+        };
+        let mut links = std::mem::take(&mut self.links);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let id = neighbor.id;
+        let lock = self.exclusive(id);
+        links.clear();
+        for w in range.clone() {
+            let slot = self.read(id, w);
+            if slot as u32 == NO_ELEMENT {
+                break;
+            }
+            links.push(Link {
+                id: slot as u32,
+                distance: f32::from_bits((slot >> 32) as u32),
+                // SAFETY: the flag of this slot, under the element's lock.
+                closer: unsafe { self.closer_byte(id, w).read() } != 0,
+            });
+        }
+        let bit = 1u64 << layer;
+        let mut closer_set = self.read(id, CLOSER_SET) & bit != 0;
+        let link = Link {
+            id: new.id,
+            distance: new.distance as f32,
+            closer: false,
+        };
+        update_connection(
+            &mut links,
+            &mut closer_set,
+            link,
+            lm,
+            &mut scratch,
+            |a, b| {
+                self.support
+                    .pair_distance(self.value_bytes(a), self.value_bytes(b)) as f32
+            },
+        );
+        for (w, l) in range.zip(&links) {
+            self.write(id, w, pack_slot(l.id, l.distance));
+            // SAFETY: as above.
+            unsafe { self.closer_byte(id, w).write(u8::from(l.closer)) };
+        }
+        if closer_set {
+            self.write(id, CLOSER_SET, self.read(id, CLOSER_SET) | bit);
+        }
+        drop(lock);
+        self.links = links;
+        self.scratch = scratch;
+    }
+
+    fn set_neighbor(&mut self, _: &Candidate<u32, ()>, _: u8, _: u32, _: Slot, _: bool) {
+        unreachable!("a build graph gets back-links through link_back only");
+    }
+
+    fn write_neighbors(&mut self, _: &Candidate<u32, ()>, _: &[Vec<u32>]) {
+        unreachable!("a build graph is never repaired");
+    }
+
+    fn set_entry_point(&mut self, entry: Option<EntryPoint<u32>>, update: EntryUpdate) {
+        let header = self.region.header();
+        match entry {
+            None => header.entry.store(NO_ENTRY, Ordering::Release),
+            Some(point) => {
+                let higher = self.entry().is_none_or(|cur| point.level > cur.level);
+                if update == EntryUpdate::Always || higher {
+                    let packed = u64::from(point.id) | (u64::from(point.level) << 32);
+                    header.entry.store(packed, Ordering::Release);
+                }
+            }
+        }
+    }
+
+    fn try_add_duplicate(
+        &mut self,
+        value: &Value,
+        heap_tid: ItemPointer,
+        existing: &Candidate<u32, ()>,
+    ) -> Duplicate {
+        if value.bytes() != Some(self.value_bytes(existing.id)) {
+            return Duplicate::NotEqual;
+        }
+        let id = existing.id;
+        let _lock = self.exclusive(id);
+        let count = self.heap_tid_count(id);
+        if count >= HEAPTIDS {
+            return Duplicate::NoRoom;
+        }
+        self.write(id, HEAP_TIDS + count, pack_tid(heap_tid));
+        let info = self.read(id, INFO) & !(0xff << 40);
+        self.write(id, INFO, info | (((count + 1) as u64) << 40));
+        Duplicate::Added
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Elements of level 0 with a vector(32) value that fit before a build of `mb` MB leaves
+    /// memory.
+    fn fitting(mb: usize) -> usize {
+        let mut account = MemoryAccount::default();
+        let mut n = 0;
+        while account.allocated() < mb * BLOCK_SIZE {
+            account.add_element(0, 16, 8 + 4 * 32);
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn leaves_memory_where_pgvector_does() {
+        // pgvector 0.8.6 on Postgres 18 with m = 16 and vector(32) values (about 1 in 16
+        // elements above level 0): 1245, 2485, 3731 and 9951 tuples for 1, 2, 3 and 8 MB.
+        for (mb, pgvector) in [(1, 1245), (2, 2485), (3, 3731), (8, 9951)] {
+            let ours = fitting(mb);
+            assert!(
+                ours.abs_diff(pgvector) * 100 <= pgvector * 3,
+                "{mb} MB: {ours}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_record_is_never_larger_than_what_pgvector_accounts() {
+        for m in [2, 4, 16, 48, 100] {
+            for level in 0..8u8 {
+                for value_len in [8 + 8, 8 + 4 * 3, 8 + 2 * 768, 8 + 4 * 2000, 8 + 8 * 1000] {
+                    let ours = 8 * record_words(level, m, value_len).0;
+                    assert!(
+                        ours <= pgvector_shared_bytes(level, m, value_len),
+                        "{m} {level} {value_len}"
+                    );
+                }
+            }
+        }
+    }
+}
