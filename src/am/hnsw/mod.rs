@@ -3,6 +3,7 @@
 //! [`crate::stores::hnsw`].
 
 pub mod build;
+pub mod build_parallel;
 pub mod check;
 pub mod cost;
 pub mod handler;

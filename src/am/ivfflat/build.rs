@@ -22,7 +22,7 @@
 use crate::am::ivfflat::insert::index_value;
 use crate::am::ivfflat::options;
 use crate::am::shared::out_of_memory;
-use crate::am::shared::parallel::{Coordinate, MethodChunks, ParallelBuild, WorkerSegment};
+use crate::am::shared::parallel::{Coordinate, MethodChunks, ParallelBuild, Plan, WorkerSegment};
 use crate::am::shared::sort::Tuplesort;
 use crate::am::shared::typeinfo::{self, Method, Support, TypeInfo, Value, ValueKind};
 use crate::storage::{
@@ -507,11 +507,16 @@ unsafe fn begin_parallel(
     // SAFETY: per the contract; the chunk is `size` bytes, filled before workers start.
     unsafe {
         ParallelBuild::begin(
-            WORKER_ENTRY,
-            workers,
+            Plan {
+                entry: WORKER_ENTRY,
+                workers,
+                concurrent: (*index_info).ii_Concurrent,
+                sort: true,
+                // The merge counts on the leader's sort, as pgvector's does.
+                leader_participates: true,
+            },
             heap,
             index,
-            (*index_info).ii_Concurrent,
             MethodChunks { sizes: &[size] },
             |chunks| {
                 let out = std::slice::from_raw_parts_mut(chunks[0], size);

@@ -1,9 +1,10 @@
 //! Parallel index builds, as Postgres runs them for any access method: the leader enters
 //! parallel mode, sizes and fills a dynamic shared memory segment (a table of contents of
 //! chunks), launches workers that call an entry point of this library by name, takes part
-//! itself, and waits for them. Each method keeps its own shared state in a chunk; what they
-//! share is here: the context, the snapshot of the table scan, the parallel table scan, the
-//! query text, a done-counter with a condition variable, and Postgres's shared tuplesort.
+//! itself (unless `parallel_leader_participation` is off), and waits for them. Each method
+//! keeps its own shared state in a chunk; what they share is here: the context, the snapshot of
+//! the table scan, the parallel table scan, the query text, a done-counter with a condition
+//! variable, and, for a method that sorts, Postgres's shared tuplesort.
 //!
 //! Lifetimes: the context and its segment belong to the [`ParallelBuild`], which ends the
 //! workers and parallel mode on drop (not while unwinding: an ERROR's abort does it).
@@ -31,7 +32,7 @@ pub struct SharedBuild {
     pub heap_oid: pg_sys::Oid,
     pub index_oid: pg_sys::Oid,
     pub concurrent: bool,
-    /// Sorts taking part (workers planned, plus the leader).
+    /// Participants planned (workers requested, plus the leader).
     pub participants: i32,
     /// Participants done with their share of the table.
     done: AtomicU32,
@@ -82,9 +83,29 @@ pub struct ParallelBuild {
     pcxt: *mut pg_sys::ParallelContext,
     snapshot: pg_sys::Snapshot,
     shared: *mut SharedBuild,
+    /// Null when the method does not sort.
     sharedsort: *mut pg_sys::Sharedsort,
-    /// Participant sorts: launched workers plus the leader.
+    /// Participants that take a share of the table: launched workers, plus the leader when it
+    /// takes part (for a sorting method, the number of sorts).
     pub sorts: i32,
+    /// Whether the leader takes a share.
+    pub leader_participates: bool,
+}
+
+/// What a method asks of a parallel build.
+pub struct Plan {
+    /// The entry point, a `#[pg_guard]` function of this library taking `(dsm_segment *,
+    /// shm_toc *)`.
+    pub entry: &'static CStr,
+    /// Workers to request.
+    pub workers: i32,
+    /// `CREATE INDEX CONCURRENTLY` (the scan takes an MVCC snapshot).
+    pub concurrent: bool,
+    /// Whether the participants feed Postgres's shared tuplesort.
+    pub sort: bool,
+    /// Whether the leader takes a share of the table (`parallel_leader_participation`, unless
+    /// the method's merge needs it).
+    pub leader_participates: bool,
 }
 
 /// What a method asks for in the segment besides the shared parts: sizes of its chunks.
@@ -93,24 +114,28 @@ pub struct MethodChunks<'a> {
 }
 
 impl ParallelBuild {
-    /// Plans and launches `request` workers running `entry` (a `#[pg_guard]` function of this
-    /// library taking `(dsm_segment *, shm_toc *)`), with chunks of `method.sizes` bytes that
-    /// `fill` writes (chunk `i` gets key `METHOD_KEYS + i`). `None` if no segment or no worker
-    /// could be had: the caller then builds serially.
+    /// Launches the workers of `plan`, with chunks of `method.sizes` bytes that `fill` writes
+    /// (chunk `i` gets key `METHOD_KEYS + i`). `None` if no segment or no worker could be had:
+    /// the caller then builds serially.
     ///
     /// # Safety
     ///
-    /// `heap` and `index` are the build's open relations; `entry` names a function of this
+    /// `heap` and `index` are the build's open relations; `plan.entry` names a function of this
     /// library with the worker signature.
     pub unsafe fn begin(
-        entry: &'static CStr,
-        request: i32,
+        plan: Plan,
         heap: pg_sys::Relation,
         index: pg_sys::Relation,
-        concurrent: bool,
         method: MethodChunks<'_>,
         fill: impl FnOnce(&mut [*mut u8]),
     ) -> Option<Self> {
+        let Plan {
+            entry,
+            workers: request,
+            concurrent,
+            sort,
+            leader_participates,
+        } = plan;
         // SAFETY: per the contract; the calls follow Postgres's parallel build protocol (as
         // nbtree's and pgvector's builds do), and every chunk is written before the workers
         // are launched.
@@ -125,7 +150,11 @@ impl ParallelBuild {
             };
             let shared_size = buffer_align(size_of::<SharedBuild>())
                 + pg_sys::table_parallelscan_estimate(heap, snapshot);
-            let sort_size = pg_sys::tuplesort_estimate_shared(participants);
+            let sort_size = if sort {
+                pg_sys::tuplesort_estimate_shared(participants)
+            } else {
+                0
+            };
             let query = pg_sys::debug_query_string;
             let query_len = if query.is_null() {
                 0
@@ -133,7 +162,7 @@ impl ParallelBuild {
                 CStr::from_ptr(query).to_bytes().len() + 1
             };
             let estimator = &mut (*pcxt).estimator;
-            let mut keys = 2;
+            let mut keys = 1 + usize::from(sort);
             for size in [shared_size, sort_size]
                 .iter()
                 .chain(method.sizes)
@@ -162,10 +191,13 @@ impl ParallelBuild {
             });
             pg_sys::ConditionVariableInit(&raw mut (*shared).done_cv);
             pg_sys::table_parallelscan_initialize(heap, (*shared).scan(), snapshot);
-            let sharedsort = pg_sys::shm_toc_allocate(toc, sort_size).cast::<pg_sys::Sharedsort>();
-            pg_sys::tuplesort_initialize_shared(sharedsort, participants, (*pcxt).seg);
             pg_sys::shm_toc_insert(toc, KEY_SHARED, shared.cast());
-            pg_sys::shm_toc_insert(toc, KEY_TUPLESORT, sharedsort.cast());
+            let mut sharedsort = std::ptr::null_mut();
+            if sort {
+                sharedsort = pg_sys::shm_toc_allocate(toc, sort_size).cast::<pg_sys::Sharedsort>();
+                pg_sys::tuplesort_initialize_shared(sharedsort, participants, (*pcxt).seg);
+                pg_sys::shm_toc_insert(toc, KEY_TUPLESORT, sharedsort.cast());
+            }
             let mut chunks: Vec<*mut u8> = Vec::with_capacity(method.sizes.len());
             for (i, size) in method.sizes.iter().enumerate() {
                 let chunk = pg_sys::shm_toc_allocate(toc, *size).cast::<u8>();
@@ -191,7 +223,8 @@ impl ParallelBuild {
                 snapshot,
                 shared,
                 sharedsort,
-                sorts: launched + 1,
+                sorts: launched + i32::from(leader_participates),
+                leader_participates,
             })
         }
     }
@@ -199,6 +232,12 @@ impl ParallelBuild {
     pub fn shared(&self) -> &SharedBuild {
         // SAFETY: written by begin, in the segment that lives as long as self.
         unsafe { &*self.shared }
+    }
+
+    /// Chunk `i` of the method, mapped as long as `self` lives.
+    pub fn chunk(&self, i: u64) -> *mut u8 {
+        // SAFETY: begin inserted every method chunk into the context's table of contents.
+        unsafe { pg_sys::shm_toc_lookup((*self.pcxt).toc, METHOD_KEYS + i, false).cast() }
     }
 
     /// The leader's coordinate for its own share (a worker sort).
@@ -223,19 +262,29 @@ impl ParallelBuild {
 
     /// Waits until every participant (the leader's share included) is done with the table.
     pub fn wait_for_shares(&self) {
+        self.wait_for_shares_reporting(|| ());
+    }
+
+    /// Waits as [`ParallelBuild::wait_for_shares`] does, calling `report` every second and
+    /// whenever a participant finishes (the leader's progress row shows every participant's
+    /// work).
+    pub fn wait_for_shares_reporting(&self, mut report: impl FnMut()) {
         let shared = self.shared();
         let cv = &shared.done_cv as *const _ as *mut pg_sys::ConditionVariable;
         // SAFETY: the condition variable lives in the segment; sleeping checks for interrupts.
         unsafe {
             pg_sys::ConditionVariablePrepareToSleep(cv);
             while shared.done.load(Ordering::Acquire) < self.sorts as u32 {
-                pg_sys::ConditionVariableSleep(
+                report();
+                pg_sys::ConditionVariableTimedSleep(
                     cv,
+                    1000,
                     pg_sys::WaitEventIPC::WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN,
                 );
             }
             pg_sys::ConditionVariableCancelSleep();
         }
+        report();
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub use vector_formats::hnsw as format;
 pub mod build_graph;
+pub mod build_pages;
 pub mod page_graph;
 pub mod page_graph_vacuum;
 pub mod page_graph_write;
