@@ -89,7 +89,8 @@ within() { python3 -c "import sys; sys.exit(0 if abs($1 - $2) <= $3 + 1e-9 else 
 at_least() { python3 -c "import sys; sys.exit(0 if $1 >= $2 - 1e-9 else 1)"; }
 
 # check_pages LIB INDEX TABLE: decode every page of INDEX and check its structure; every live
-# row of TABLE must be indexed (with EXACT=1: and nothing else, as after a VACUUM). The indexed
+# row of TABLE must be indexed (with EXACT=1: and nothing else, as after a VACUUM; CONCURRENT=1
+# and CRASHED=1 pass check_pages.py's options of those names). The indexed
 # rows are those with a value (set ROWS to another condition, e.g. for cosine operator classes).
 check_pages() {
   sql "$1" -c "CREATE EXTENSION IF NOT EXISTS pageinspect"
@@ -97,7 +98,7 @@ check_pages() {
                FROM generate_series(0, pg_relation_size('$2') / 8192 - 1) b" > "$work/pages.hex"
   sql "$1" -c "SELECT ctid FROM $3 WHERE ${ROWS:-v IS NOT NULL}" > "$work/ctids.txt"
   python3 "$root/tests/hnsw/check_pages.py" "$work/pages.hex" "$work/ctids.txt" ${EXACT:+--exact} \
-    ${CONCURRENT:+--concurrent}
+    ${CONCURRENT:+--concurrent} ${CRASHED:+--crashed}
 }
 
 # hnsw_damage_fixture ROWS SEED [WITH]: for tests that damage index pages with the server

@@ -1006,8 +1006,10 @@ def nice_ceiling(v: float) -> float:
     return 10 * e
 
 
-def plot_svg(series: list[tuple[str, list[tuple[int, float]]]], title: str) -> str:
-    """A line chart, x = eic on a log2 axis, y = milliseconds from 0."""
+def plot_svg(series: list[tuple[str, list[tuple[int, float]]]], title: str,
+             x_label: str = "effective_io_concurrency (log2 scale)",
+             y_label: str = "mean latency, cold (ms)") -> str:
+    """A line chart, x on a log2 axis (eic by default), y from 0 (milliseconds by default)."""
     width, height = 780, 440
     left, right, top, bottom = 70, 250, 40, 60
     pw, ph = width - left - right, height - top - bottom
@@ -1041,9 +1043,9 @@ def plot_svg(series: list[tuple[str, list[tuple[int, float]]]], title: str) -> s
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" '
                'stroke="black"/>')
     out.append(f'<text x="{left + pw / 2}" y="{height - 16}" text-anchor="middle">'
-               'effective_io_concurrency (log2 scale)</text>')
+               f'{html.escape(x_label)}</text>')
     out.append(f'<text transform="translate(18 {top + ph / 2}) rotate(-90)" '
-               'text-anchor="middle">mean latency, cold (ms)</text>')
+               f'text-anchor="middle">{html.escape(y_label)}</text>')
     for i, (label, pts) in enumerate(series):
         color = colors[i % len(colors)]
         pts = sorted(pts)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Structural check of an hnsw index in pgvector 0.8.6's page format (an amcheck of sorts).
 
-Usage: check_pages.py PAGES_HEX CTIDS [--exact] [--concurrent]
+Usage: check_pages.py PAGES_HEX CTIDS [--exact] [--concurrent] [--crashed]
   PAGES_HEX  one page per line, hex (SELECT encode(get_raw_page(index, b), 'hex') ...)
   CTIDS      the table's row TIDs, one "(block,offset)" per line
   --exact    the index holds exactly the table's rows (after VACUUM); otherwise it may also
@@ -10,6 +10,9 @@ Usage: check_pages.py PAGES_HEX CTIDS [--exact] [--concurrent]
              twice in one list is counted, not a problem (two back-links to the same new
              element can race; pgvector 0.8.6's insert and repair check for it without a
              lock between them)
+  --crashed  the server crashed while the index grew: pages that a crash left all zeros (the
+             relation was extended, the page's first WAL record never flushed) are counted, not
+             a problem, as the verifier counts them
 
 Decodes every page independently of the extension's code and checks: the metapage, the page
 chain, that every item is an element or neighbor tuple, that each element has its own neighbor
@@ -43,6 +46,7 @@ def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     exact = "--exact" in sys.argv
     concurrent = "--concurrent" in sys.argv
+    crashed = "--crashed" in sys.argv
     duplicates = 0
     pages = [bytes.fromhex(line.strip()) for line in open(args[0]) if line.strip()]
     rows = set()
@@ -72,10 +76,15 @@ def main():
     if struct.unpack_from("<H", meta, 12)[0] != 52:
         bad("metapage pd_lower is not 52")
 
+    zero_pages = set()
+    if crashed:
+        zero_pages = {blk for blk in range(1, len(pages)) if pages[blk] == bytes(BLCKSZ)}
     elements = {}  # tid -> dict
     neighbors = {}  # tid -> (version, slots)
     for blk in range(0, len(pages)):
         p = pages[blk]
+        if blk in zero_pages:
+            continue
         lower, upper, special = struct.unpack_from("<HHH", p, 12)
         if special != BLCKSZ - 8:
             bad(f"page {blk}: special at {special}")
@@ -131,8 +140,9 @@ def main():
             break
         chain.append(blk)
         blk = struct.unpack_from("<I", pages[blk], BLCKSZ - 8)[0]
-    if sorted(chain) != list(range(1, len(pages))):
-        bad(f"page chain visits {len(chain)} of {len(pages) - 1} element pages")
+    element_pages = [blk for blk in range(1, len(pages)) if blk not in zero_pages]
+    if sorted(chain) != element_pages:
+        bad(f"page chain visits {len(chain)} of {len(element_pages)} element pages")
     if insert_page not in chain:
         bad(f"insert page {insert_page} is not an element page")
 
@@ -242,6 +252,7 @@ def main():
         f"{len(seen)} heap TIDs ({len(extra)} of deleted rows), m {m}, "
         f"top level {elevel}, {unreachable} unreachable"
         + (f", {duplicates} duplicate links" if duplicates else "")
+        + (f", {len(zero_pages)} pages left all zeros by the crash" if zero_pages else "")
     )
     if problems:
         for p in problems:

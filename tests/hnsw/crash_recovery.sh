@@ -67,7 +67,7 @@ start ours
 rows=$(sql ours -c "SELECT count(*) FROM c")
 echo "   $rows rows after recovery"
 [ "$rows" -gt 3000 ] || fail "no insert was committed before the crash"
-pages=$(CONCURRENT=1 check_pages ours c_idx c) || fail "page check: $pages"
+pages=$(CONCURRENT=1 CRASHED=1 check_pages ours c_idx c) || fail "page check: $pages"
 echo "$pages" | sed 's/^/   pages: /'
 unreachable=$(echo "$pages" | sed -n 's/.* \([0-9]*\) unreachable.*/\1/p')
 missing=$(sql ours -c "SET enable_seqscan = off; SET hnsw.ef_search = 1000;
@@ -77,10 +77,10 @@ missing=$(sql ours -c "SET enable_seqscan = off; SET hnsw.ef_search = 1000;
   fail "$missing committed rows not found by the index ($unreachable elements unreachable)"
 echo "   every committed row found at ef_search 1000 (but for $unreachable unreachable elements)"
 sql ours -c "VACUUM (INDEX_CLEANUP ON) c"
-EXACT=1 CONCURRENT=1 check_pages ours c_idx c | sed 's/^/   after VACUUM: /'
+EXACT=1 CONCURRENT=1 CRASHED=1 check_pages ours c_idx c | sed 's/^/   after VACUUM: /'
 sql ours -c "INSERT INTO c SELECT 9000000 + i, array(SELECT random()::real FROM generate_series(1, 12) WHERE i > 0)
                FROM generate_series(1, 500) i"
-CONCURRENT=1 check_pages ours c_idx c | sed 's/^/   after inserts: /'
+CONCURRENT=1 CRASHED=1 check_pages ours c_idx c | sed 's/^/   after inserts: /'
 
 n=$(sql ours -c "SELECT count(*) FROM u")
 [ "$n" = 0 ] || fail "the unlogged table kept $n rows"

@@ -9,7 +9,8 @@ shift || true
 checks=("$@")
 [ ${#checks[@]} -gt 0 ] || checks=(build_recall build_memory_limit insert_recall vacuum_recall
   large_values cross_write ours_index_on_pgvector crash_recovery io_identical scan_lifetimes
-  page_id_check chain_cycle invalid_block corrupt_pages crash_loop cancel soak standby)
+  page_id_check chain_cycle invalid_block corrupt_pages crash_loop cancel soak standby
+  parallel_build)
 passed=0 failed=0
 for c in "${checks[@]}"; do
   echo "== $c"
