@@ -15,13 +15,13 @@
 
 use super::page::BlockNumber;
 use super::pinned::PinnedPage;
-use super::{AccessStrategy, Prefetch, Relation};
+use super::{AccessStrategy, PageReadGuard, Prefetch, ReadMode, Relation};
 use pgrx::pg_sys;
 use std::ops::Range;
 use std::time::Instant;
 use vector_io::{BlockSource, Platform, Prefetched, Read, Strategy, Usage};
 
-pub use vector_io::{BlockReader, IoCounters, IoMethod, Settings};
+pub use vector_io::{BlockReader, ChainHints, IoCounters, IoMethod, Settings};
 
 /// Whether this build has read streams.
 pub const READ_STREAMS: bool = cfg!(any(feature = "pg17", feature = "pg18"));
@@ -150,6 +150,25 @@ pub fn buffer_usage() -> Usage {
             reads: (*usage).shared_blks_read + (*usage).local_blks_read,
         }
     }
+}
+
+/// Reads and locks `block` of a chain of pages through `strategy`, letting `hints` read ahead
+/// along its plan first (runs of blocks, one advisory read each) and timing the read only when
+/// it asks to: ivfflat's lists and the passes of hnsw's vacuum over its element pages.
+pub fn read_chain_page(
+    rel: Relation,
+    block: BlockNumber,
+    mode: ReadMode,
+    strategy: &AccessStrategy,
+    hints: &mut ChainHints,
+) -> PageReadGuard {
+    let timed = hints.before_read(block, |first, count| rel.prefetch_range(first, count));
+    let reads = buffer_usage().reads;
+    let started = timed.then(Instant::now);
+    let guard = rel.read_page_with(block, mode, strategy);
+    let hit = buffer_usage().reads == reads;
+    hints.after_read(hit, started.filter(|_| !hit).map(|t| t.elapsed()));
+    guard
 }
 
 /// Whether the server runs its asynchronous I/O through worker processes (PG 18's

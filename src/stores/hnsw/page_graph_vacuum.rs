@@ -2,7 +2,10 @@
 //! [`PageGraphWriter`], following pgvector 0.8.6's `hnswvacuum.c`.
 //!
 //! Every pass walks the element pages along their chain from block 1, one page per batch,
-//! through a bulk-read buffer strategy and with a vacuum delay point per page.
+//! through a bulk-read buffer strategy and with a vacuum delay point per page. Cold, it reads
+//! ahead (`maintenance_io_concurrency` runs of up to `io_combine_limit` blocks, one advisory
+//! read each): pgvector appends element pages at the end of the relation and links them from
+//! the last one, so the chain runs in block order.
 //!
 //! * Heap TIDs: under the page's exclusive lock, each element not yet deleted keeps only the
 //!   heap TIDs the vacuum callback does not report dead (moved to the front of its slots); the
@@ -16,11 +19,13 @@
 //!   and invalid slots, element and neighbor page in one WAL record. The first page with a
 //!   deleted element becomes the insert page, written to the metapage last.
 
+use crate::am::hnsw::options;
 use crate::am::shared::typeinfo::Value;
+use crate::storage::io::{read_chain_page, ChainHints, IoMethod, RelationBlocks};
 use crate::storage::page::INVALID_BLOCK_NUMBER;
 use crate::storage::{
-    AccessStrategy, BlockNumber, ChainWalk, DeadTids, Image, ItemPointer, PageRef, ReadMode,
-    Relation, WriteMode,
+    AccessStrategy, BlockNumber, ChainWalk, DeadTids, Image, ItemPointer, PageReadGuard, PageRef,
+    ReadMode, Relation, WriteMode,
 };
 use crate::stores::hnsw::format::{
     tuple_kind, ElementMut, ElementView, NeighborMut, PageOpaque, TupleKind, HEAD_BLKNO,
@@ -33,6 +38,7 @@ use vector_hnsw::storage::{
     Duplicate, ElementHeader, EntryPoint, EntryUpdate, GraphLock, NewElement, Slot,
 };
 use vector_hnsw::{GraphStore, GraphWrite, VacuumStore};
+use vector_io::BlockSource;
 
 /// Position of a pass over the element pages.
 #[derive(Clone, Copy, Debug)]
@@ -70,6 +76,8 @@ pub struct VacuumGraph {
     dead: DeadTids,
     stats: *mut pg_sys::IndexBulkDeleteResult,
     strategy: AccessStrategy,
+    /// Read-ahead of the pass under way.
+    hints: ChainHints,
 }
 
 impl VacuumGraph {
@@ -82,12 +90,30 @@ impl VacuumGraph {
         stats: *mut pg_sys::IndexBulkDeleteResult,
     ) -> Self {
         assert_eq!(writer.mode(), WriteMode::Wal, "vacuum is WAL-logged");
+        let rel = writer.graph().relation();
+        let hints = ChainHints::new(
+            options::io_settings().method != IoMethod::Off,
+            RelationBlocks::new(rel, true).platform().io_concurrency,
+            Relation::combine_limit(),
+        )
+        .for_sequential_pass();
         VacuumGraph {
             writer,
             dead,
             stats,
             strategy: AccessStrategy::bulk_read(),
+            hints,
         }
+    }
+
+    /// Reads `block` of a pass over the element pages in `mode`; the first page of a pass
+    /// plans the read-ahead, from there to the relation's last block.
+    fn read_pass_page(&mut self, block: BlockNumber, mode: ReadMode, first: bool) -> PageReadGuard {
+        let rel = self.rel();
+        if first {
+            self.hints.plan([(block, rel.nblocks().saturating_sub(1))]);
+        }
+        read_chain_page(rel, block, mode, &self.strategy, &mut self.hints)
     }
 
     fn rel(&self) -> Relation {
@@ -104,9 +130,9 @@ impl VacuumGraph {
 
     /// Marks the elements of one page that have no heap TIDs deleted, one WAL record each.
     /// Returns the next page and whether the page has deleted elements.
-    fn mark_page_deleted(&mut self, block: BlockNumber) -> (BlockNumber, bool) {
+    fn mark_page_deleted(&mut self, block: BlockNumber, first: bool) -> (BlockNumber, bool) {
         let rel = self.rel();
-        let mut page_guard = rel.read_page_with(block, ReadMode::Cleanup, &self.strategy);
+        let mut page_guard = self.read_pass_page(block, ReadMode::Cleanup, first);
         let max_offset = page_guard.page().max_offset();
         let mut has_deleted = false;
         for offset in 1..=max_offset {
@@ -268,11 +294,12 @@ impl VacuumStore for VacuumGraph {
         out: &mut Vec<ElementHeader<ElementId>>,
     ) -> bool {
         let rel = self.rel();
+        let first = cursor.walk.is_none();
         let Some(block) = cursor.current(rel) else {
             return false;
         };
         crate::storage::vacuum_delay_point();
-        let page = rel.read_page_with(block, ReadMode::Exclusive, &self.strategy);
+        let page = self.read_pass_page(block, ReadMode::Exclusive, first);
         let mut guard = rel.begin_write(WriteMode::Wal);
         guard.register(page, Image::Delta);
         let (mut removed, mut kept, mut updated) = (0, 0, false);
@@ -321,11 +348,12 @@ impl VacuumStore for VacuumGraph {
 
     fn scan_elements(&mut self, cursor: &mut PageCursor, out: &mut Vec<Element>) -> bool {
         let rel = self.rel();
+        let first = cursor.walk.is_none();
         let Some(block) = cursor.current(rel) else {
             return false;
         };
         crate::storage::vacuum_delay_point();
-        let guard = rel.read_page_with(block, ReadMode::Shared, &self.strategy);
+        let guard = self.read_pass_page(block, ReadMode::Shared, first);
         let page = guard.page();
         for offset in 1..=page.max_offset() {
             if element_view(&page, offset).is_some_and(|e| !e.deleted()) {
@@ -355,9 +383,11 @@ impl VacuumStore for VacuumGraph {
         let mut insert_page = INVALID_BLOCK_NUMBER;
         let mut walk = ChainWalk::new(self.rel());
         let mut current = walk.next(HEAD_BLKNO);
+        let mut first = true;
         while let Some(block) = current {
             crate::storage::vacuum_delay_point();
-            let (next, has_deleted) = self.mark_page_deleted(block);
+            let (next, has_deleted) = self.mark_page_deleted(block, first);
+            first = false;
             if has_deleted && insert_page == INVALID_BLOCK_NUMBER {
                 insert_page = block;
             }

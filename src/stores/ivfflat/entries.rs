@@ -9,16 +9,14 @@
 //! * Vacuum takes a cleanup lock on each page of a chain and deletes the dead tuples.
 
 use crate::am::shared::typeinfo::Value;
-use crate::storage::io::buffer_usage;
+use crate::storage::io::{read_chain_page, ChainHints};
 use crate::storage::{
     AccessStrategy, BlockNumber, ChainWalk, ItemPointer, ReadMode, Relation, WriteMode,
 };
 use crate::stores::ivfflat::format::{new_opaque, parse_entry, EntryValue, OPAQUE_SIZE};
 use crate::stores::ivfflat::lists::ivfflat_relation;
 use pgrx::pg_sys;
-use std::time::Instant;
 use vector_formats::page::{maxalign, ChainOpaque, OffsetNumber};
-use vector_io::ChainHints;
 
 /// Copies of values that are not plain on the page (short or compressed headers), made plain.
 #[derive(Default)]
@@ -76,12 +74,7 @@ pub fn read_list(
     let mut walk = ChainWalk::new(rel);
     let mut next = walk.next(start);
     while let Some(block) = next {
-        let timed = hints.before_read(block, |first, count| rel.prefetch_range(first, count));
-        let reads = buffer_usage().reads;
-        let started = timed.then(Instant::now);
-        let guard = rel.read_page_with(block, ReadMode::Shared, strategy);
-        let hit = buffer_usage().reads == reads;
-        hints.after_read(hit, started.filter(|_| !hit).map(|t| t.elapsed()));
+        let guard = read_chain_page(rel, block, ReadMode::Shared, strategy, hints);
         let page = guard.page();
         for (offset, item) in page.items() {
             let Ok((tid, value)) = parse_entry(item) else {
