@@ -10,7 +10,7 @@ checks=("$@")
 [ ${#checks[@]} -gt 0 ] || checks=(build_recall build_memory_limit insert_recall vacuum_recall
   large_values cross_write ours_index_on_pgvector crash_recovery io_identical scan_lifetimes
   page_id_check chain_cycle invalid_block corrupt_pages crash_loop cancel soak standby
-  parallel_build)
+  parallel_build placement)
 passed=0 failed=0
 for c in "${checks[@]}"; do
   echo "== $c"

@@ -15,11 +15,13 @@
 //! * [`mod@insert`] — insertion (Algorithm 1) with back-link maintenance.
 //! * [`repair`] — vacuum: delete elements, repair the graph around them.
 //! * [`level`] — random level assignment.
+//! * [`placement`] — which elements share a page when a build writes its graph.
 
 pub mod connect;
 pub mod insert;
 pub mod level;
 pub mod memory;
+pub mod placement;
 pub mod repair;
 pub mod scan;
 pub mod scan_memory;

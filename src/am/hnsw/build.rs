@@ -16,12 +16,12 @@
 //! `pg_stat_progress_create_index` shows the "loading tuples" phase and the tuples inserted.
 
 use crate::am::hnsw::build_parallel;
-use crate::am::hnsw::insert::{insert_on_disk, random_level};
+use crate::am::hnsw::insert::{insert_on_disk, Levels};
 use crate::am::hnsw::options;
 use crate::am::shared::typeinfo::{self, Method, Support, Value};
 use crate::storage::{item_pointer_from, Fork, ItemPointer, Relation, WriteMode};
 use crate::stores::hnsw::build_graph::{BuildGraph, LocalRegion};
-use crate::stores::hnsw::build_pages::write_graph;
+use crate::stores::hnsw::build_pages::{write_graph, Placement};
 use crate::stores::hnsw::page_graph::PageGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys, PgMemoryContexts};
@@ -37,6 +37,8 @@ pub const PHASE_LOAD: i64 = 2;
 pub struct BuildParams {
     pub params: GraphParams,
     pub dimensions: u32,
+    /// `hnsw.build_placement` when the build started.
+    pub placement: Placement,
 }
 
 pub fn check_build(rel: Relation, support: &Support) -> BuildParams {
@@ -47,6 +49,7 @@ pub fn check_build(rel: Relation, support: &Support) -> BuildParams {
     BuildParams {
         params: GraphParams { m, ef_construction },
         dimensions: dimensions as u32,
+        placement: options::build_placement(),
     }
 }
 
@@ -91,7 +94,13 @@ pub fn flush_graph<R: crate::stores::hnsw::build_graph::Region>(
     .set_detail(detail)
     .set_hint(hint)
     .report(pgrx::PgLogLevel::NOTICE);
-    write_graph(rel, graph, checked.params, checked.dimensions);
+    write_graph(
+        rel,
+        graph,
+        checked.params,
+        checked.dimensions,
+        checked.placement,
+    );
 }
 
 /// Why a build's graph moves to the pages.
@@ -213,6 +222,7 @@ struct SerialBuild<'s> {
     /// `maintenance_work_mem` in bytes.
     memory_limit: usize,
     phase: Phase<'s>,
+    levels: Levels,
     /// Tuples inserted.
     indtuples: i64,
 }
@@ -227,7 +237,7 @@ impl SerialBuild<'_> {
             if graph.pgvector_memory() >= self.memory_limit {
                 self.move_to_disk(NoLongerFits::MaintenanceWorkMem);
             } else {
-                let level = random_level(params.m);
+                let level = self.levels.draw(params.m);
                 if graph.try_reserve_element(bytes, level).is_ok() {
                     let element = NewElement {
                         value,
@@ -244,7 +254,8 @@ impl SerialBuild<'_> {
         let Phase::Disk(writer) = &mut self.phase else {
             unreachable!("the graph moved to the pages");
         };
-        insert_on_disk(writer, value, tid);
+        let level = self.levels.draw(params.m);
+        insert_on_disk(writer, value, tid, level);
         self.counted();
     }
 
@@ -286,6 +297,7 @@ unsafe fn build_serially(
             checked.params.m,
             LocalRegion::default(),
         )),
+        levels: Levels::seeded_by_session_random(),
         indtuples: 0,
     };
     let reltuples = if heap.is_null() {
@@ -297,7 +309,13 @@ unsafe fn build_serially(
         unsafe { scan.scan(heap, rel.raw(), index_info, std::ptr::null_mut(), true) }
     };
     if let Phase::Memory(graph) = &build.phase {
-        write_graph(rel, graph, checked.params, checked.dimensions);
+        write_graph(
+            rel,
+            graph,
+            checked.params,
+            checked.dimensions,
+            checked.placement,
+        );
     }
     (reltuples, build.indtuples)
 }

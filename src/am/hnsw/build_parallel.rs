@@ -27,7 +27,7 @@ use crate::am::hnsw::build::{
     check_build, flush_graph, maintenance_work_mem, report_progress, BuildParams, NoLongerFits,
     ScanState,
 };
-use crate::am::hnsw::insert::{insert_on_disk, random_level};
+use crate::am::hnsw::insert::{insert_on_disk, Levels};
 use crate::am::shared::parallel::{MethodChunks, ParallelBuild, Plan, WorkerSegment};
 use crate::am::shared::typeinfo::{Method, Support, Value};
 use crate::storage::page::maxalign;
@@ -159,7 +159,7 @@ impl<'s> Participant<'s> {
             let element = NewElement {
                 value,
                 heap_tid: tid,
-                level: random_level(params.m),
+                level: Levels::Backend.draw(params.m),
             };
             vector_hnsw::insert(&mut self.graph, element, &params);
             drop(flush);
@@ -186,7 +186,7 @@ impl<'s> Participant<'s> {
         let writer = self.disk.get_or_insert_with(|| {
             Box::new(PageGraphWriter::new(PageGraph::open(rel), WriteMode::Build))
         });
-        insert_on_disk(writer, value, tid);
+        insert_on_disk(writer, value, tid, Levels::Backend.draw(params.m));
         self.counted();
     }
 
@@ -297,7 +297,13 @@ pub unsafe fn build(
         report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, done);
     });
     if !header.flushed.load(Ordering::Acquire) {
-        write_graph(rel, &leader.graph, checked.params, checked.dimensions);
+        write_graph(
+            rel,
+            &leader.graph,
+            checked.params,
+            checked.dimensions,
+            checked.placement,
+        );
     }
     let totals = parallel.shared().totals();
     drop(leader);

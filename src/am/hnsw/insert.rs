@@ -16,17 +16,47 @@ use pgrx::{pg_guard, pg_sys};
 use vector_hnsw::storage::NewElement;
 use vector_hnsw::GraphParams;
 
-/// A level drawn from the backend's random number generator, as pgvector draws it.
-pub fn random_level(m: usize) -> u8 {
-    let mut uniform = || {
-        // SAFETY: pg_global_prng_state is the backend's generator, only used from this thread.
-        unsafe { pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state) }
-    };
-    vector_hnsw::level::draw_level(&mut uniform, m)
+/// Where new elements' levels come from.
+pub enum Levels {
+    /// The backend's generator, as pgvector draws them.
+    Backend,
+    /// A generator of its own, seeded from one draw of the session's `random()`: after
+    /// `setseed()`, a serial build draws the same levels and so builds the same graph.
+    Session(pg_sys::pg_prng_state),
 }
 
-/// Inserts an (already formed) value with a freshly drawn level into the pages.
-pub fn insert_on_disk(writer: &mut PageGraphWriter, value: Value, heap_tid: ItemPointer) {
+impl Levels {
+    pub fn seeded_by_session_random() -> Levels {
+        // SAFETY: drandom takes no arguments and returns a float8 by value.
+        let draw = unsafe { pgrx::direct_function_call::<f64>(pg_sys::drandom, &[]) };
+        let mut state = pg_sys::pg_prng_state { s0: 0, s1: 0 };
+        // SAFETY: seeds the local state only.
+        unsafe { pg_sys::pg_prng_seed(&mut state, draw.unwrap_or(0.0).to_bits()) };
+        Levels::Session(state)
+    }
+
+    /// The next level for `m`.
+    pub fn draw(&mut self, m: usize) -> u8 {
+        let mut uniform = || match self {
+            // SAFETY: pg_global_prng_state is the backend's generator, only used from this
+            // thread.
+            Levels::Backend => unsafe {
+                pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state)
+            },
+            // SAFETY: a generator state of our own.
+            Levels::Session(state) => unsafe { pg_sys::pg_prng_double(state) },
+        };
+        vector_hnsw::level::draw_level(&mut uniform, m)
+    }
+}
+
+/// Inserts an (already formed) value at `level` into the pages.
+pub fn insert_on_disk(
+    writer: &mut PageGraphWriter,
+    value: Value,
+    heap_tid: ItemPointer,
+    level: u8,
+) {
     let graph = writer.graph();
     let params = GraphParams {
         m: graph.m(),
@@ -35,7 +65,7 @@ pub fn insert_on_disk(writer: &mut PageGraphWriter, value: Value, heap_tid: Item
     let element = NewElement {
         value,
         heap_tid,
-        level: random_level(params.m),
+        level,
     };
     vector_hnsw::insert(writer, element, &params);
     writer.forget_values();
@@ -73,6 +103,7 @@ pub unsafe extern "C-unwind" fn insert(
         return false;
     };
     let mut writer = PageGraphWriter::new(graph, WriteMode::Wal);
-    insert_on_disk(&mut writer, value, tid);
+    let level = Levels::Backend.draw(writer.graph().m());
+    insert_on_disk(&mut writer, value, tid, level);
     false
 }

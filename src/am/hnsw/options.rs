@@ -9,6 +9,7 @@
 use crate::am::shared::settings::{enum_entry, int_option, PgCell, StaticTable, ENUM_END};
 use crate::storage::io::{IoMethod, Settings};
 use crate::storage::Relation;
+use crate::stores::hnsw::build_pages::Placement;
 use crate::stores::hnsw::format;
 use pgrx::pg_sys;
 use std::ffi::c_int;
@@ -40,6 +41,7 @@ static RELOPT_KIND: PgCell<pg_sys::relopt_kind::Type> = PgCell::new(0);
 static IO_METHOD: PgCell<c_int> = PgCell::new(IO_PREFETCH);
 static PREFETCH_LOOKAHEAD: PgCell<c_int> = PgCell::new(DEFAULT_PREFETCH_LOOKAHEAD);
 static HEAP_PREFETCH: PgCell<bool> = PgCell::new(true);
+static BUILD_PLACEMENT: PgCell<c_int> = PgCell::new(PLACE_NEIGHBORS);
 
 /// `hnsw.io_method` values.
 const IO_OFF: c_int = 0;
@@ -54,6 +56,16 @@ static IO_METHOD_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 4]> = StaticTa
     enum_entry(c"off", IO_OFF),
     enum_entry(c"prefetch", IO_PREFETCH),
     enum_entry(c"read_stream", IO_READ_STREAM),
+    ENUM_END,
+]);
+
+/// `hnsw.build_placement` values.
+const PLACE_NEIGHBORS: c_int = 0;
+const PLACE_INSERTION: c_int = 1;
+
+static BUILD_PLACEMENT_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 3]> = StaticTable([
+    enum_entry(c"neighbors", PLACE_NEIGHBORS),
+    enum_entry(c"insertion", PLACE_INSERTION),
     ENUM_END,
 ]);
 
@@ -200,6 +212,19 @@ pub fn init() {
             None,
             None,
         );
+        pg_sys::DefineCustomEnumVariable(
+            c"hnsw.build_placement".as_ptr(),
+            c"Sets which elements share index pages when an index is built".as_ptr(),
+            c"neighbors puts graph neighbors on the same pages, so that cold searches read fewer blocks; insertion keeps pgvector's order. Results are the same either way.".as_ptr(),
+            BUILD_PLACEMENT.as_ptr(),
+            PLACE_NEIGHBORS,
+            BUILD_PLACEMENT_OPTIONS.0.as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
         // For A/B measurements of the table-row hints: superusers only, and it can only turn
         // hints off (never changes results).
         pg_sys::DefineCustomBoolVariable(
@@ -315,6 +340,14 @@ pub fn io_method() -> IoMethod {
         IO_OFF => IoMethod::Off,
         IO_PREFETCH => IoMethod::Prefetch,
         _ => IoMethod::ReadStream,
+    }
+}
+
+/// `hnsw.build_placement`.
+pub fn build_placement() -> Placement {
+    match BUILD_PLACEMENT.get() {
+        PLACE_INSERTION => Placement::Insertion,
+        _ => Placement::Neighbors,
     }
 }
 

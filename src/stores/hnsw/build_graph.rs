@@ -513,6 +513,18 @@ impl<'s, R: Region> BuildGraph<'s, R> {
         out.extend((0..self.heap_tid_count(id)).map(|i| unpack_tid(self.read(id, HEAP_TIDS + i))));
     }
 
+    /// The neighbor ids of `id` on `layer`, in stored order (for the write-out: the build's
+    /// inserts are done, so no lock is taken).
+    pub fn layer_neighbors(&self, id: u32, layer: u8, out: &mut Vec<u32>) {
+        if let Some(range) = self.layer_slots(id, layer) {
+            out.extend(
+                range
+                    .map(|w| self.read(id, w) as u32)
+                    .take_while(|&n| n != NO_ELEMENT),
+            );
+        }
+    }
+
     /// All neighbor slots of `id`, top layer first (as in the neighbor tuple).
     pub fn slots(&self, id: u32, out: &mut Vec<u32>) {
         out.clear();

@@ -1,9 +1,13 @@
-//! Writing a build's in-memory graph to pages, in pgvector 0.8.6's layout and order: the
-//! metapage in block 0, then from block 1 on the elements, the one inserted last first, each
-//! element tuple followed by its neighbor tuple on the same page when both fit on one (a new
-//! page is started otherwise), or by its neighbor tuple first on the next page when they never
-//! can. The last page becomes the insert page and the graph's entry point goes into the
-//! metapage. Pages are written without WAL ([`WriteMode::Build`]).
+//! Writing a build's in-memory graph to pages, in pgvector 0.8.6's layout: the metapage in
+//! block 0, then from block 1 on the elements, each element tuple followed by its neighbor
+//! tuple on the same page when both fit on one (a new page is started otherwise), or by its
+//! neighbor tuple first on the next page when they never can. The last page becomes the insert
+//! page and the graph's entry point goes into the metapage. Pages are written without WAL
+//! ([`WriteMode::Build`]).
+//!
+//! The elements go in the order [`Placement`] picks: pgvector's (the one inserted last first),
+//! or graph neighbors together ([`vector_hnsw::placement`]). Either is pgvector's format; only
+//! which elements share a page differs.
 
 use crate::storage::page::{BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
 use crate::storage::{BlockNumber, ItemPointer, OffsetNumber, PageWriteGuard, Relation, WriteMode};
@@ -12,7 +16,17 @@ use crate::stores::hnsw::format::{
     element_tuple_size, neighbor_tuple_size, new_opaque, ElementTuple, EntryPoint as MetaEntry,
     MetaPage, NeighborTuple, PageOpaque, HEAD_BLKNO, MAX_ITEM_SIZE, META_PD_LOWER, OPAQUE_SIZE,
 };
+use vector_hnsw::placement::{neighbors_first, PagePacker};
 use vector_hnsw::GraphParams;
+
+/// Which elements of a build share pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Each page holds an element and its nearest neighbors (fewer reads per search hop).
+    Neighbors,
+    /// pgvector's order: the element inserted last first.
+    Insertion,
+}
 
 /// Free space of a page being filled, as `PageGetFreeSpace` computes it.
 #[derive(Clone, Copy)]
@@ -39,30 +53,98 @@ impl PageFill {
     }
 }
 
-/// Places the elements, the one inserted last first, as pgvector's build does, and records in
-/// each where its tuples go; returns the last block.
-fn plan_layout<R: Region>(graph: &BuildGraph<'_, R>, order: &[u32]) -> BlockNumber {
-    let m = graph.m();
-    let mut block = HEAD_BLKNO;
-    let mut page = PageFill::EMPTY;
-    for &id in order.iter().rev() {
-        let element_size = element_tuple_size(graph.value_bytes(id).len());
-        let neighbor_size = neighbor_tuple_size(graph.level(id), m);
-        let combined = element_size + neighbor_size + ITEM_ID_SIZE;
-        let together = combined <= MAX_ITEM_SIZE;
-        if page.free_space() < element_size || (together && page.free_space() < combined) {
-            block += 1;
-            page = PageFill::EMPTY;
-        }
-        let tid = ItemPointer::new(block, page.add(element_size));
-        if page.free_space() < neighbor_size {
-            block += 1;
-            page = PageFill::EMPTY;
-        }
-        let neighbor_tid = ItemPointer::new(block, page.add(neighbor_size));
-        graph.set_page_tids(id, tid, neighbor_tid);
+/// Lays out elements in the order they are given, recording in each where its tuples go.
+struct LayoutPlan<'g, 's, R: Region> {
+    graph: &'g BuildGraph<'s, R>,
+    /// The graph's element ids, in the order they were added (ascending).
+    ids: &'g [u32],
+    block: BlockNumber,
+    page: PageFill,
+}
+
+impl<R: Region> LayoutPlan<'_, '_, R> {
+    /// The sizes of element `i`'s tuples, and whether both go on one page.
+    fn sizes(&self, i: u32) -> (usize, usize, bool) {
+        let id = self.ids[i as usize];
+        let element = element_tuple_size(self.graph.value_bytes(id).len());
+        let neighbors = neighbor_tuple_size(self.graph.level(id), self.graph.m());
+        let together = element + neighbors + ITEM_ID_SIZE <= MAX_ITEM_SIZE;
+        (element, neighbors, together)
     }
-    block
+}
+
+impl<R: Region> PagePacker for LayoutPlan<'_, '_, R> {
+    fn fits(&self, i: u32) -> bool {
+        let (element, neighbors, together) = self.sizes(i);
+        let free = self.page.free_space();
+        free >= element && !(together && free < element + neighbors + ITEM_ID_SIZE)
+    }
+
+    fn place(&mut self, i: u32) {
+        let (element_size, neighbor_size, _) = self.sizes(i);
+        if !self.fits(i) {
+            self.block += 1;
+            self.page = PageFill::EMPTY;
+        }
+        let tid = ItemPointer::new(self.block, self.page.add(element_size));
+        if self.page.free_space() < neighbor_size {
+            self.block += 1;
+            self.page = PageFill::EMPTY;
+        }
+        let neighbor_tid = ItemPointer::new(self.block, self.page.add(neighbor_size));
+        self.graph
+            .set_page_tids(self.ids[i as usize], tid, neighbor_tid);
+    }
+}
+
+/// Places the elements and records in each where its tuples go; returns the element ids in
+/// write order and the last block.
+fn plan_layout<R: Region>(
+    graph: &BuildGraph<'_, R>,
+    placement: Placement,
+) -> (Vec<u32>, BlockNumber) {
+    let ids = graph.elements();
+    let mut plan = LayoutPlan {
+        graph,
+        ids: &ids,
+        block: HEAD_BLKNO,
+        page: PageFill::EMPTY,
+    };
+    match placement {
+        Placement::Insertion => {
+            for i in (0..ids.len() as u32).rev() {
+                plan.place(i);
+            }
+            let last = plan.block;
+            let mut order = ids;
+            order.reverse();
+            (order, last)
+        }
+        Placement::Neighbors => {
+            let index_of = |id: u32| {
+                ids.binary_search(&id)
+                    .expect("a neighbor is an element of the graph") as u32
+            };
+            let entry = graph.entry().map(|e| index_of(e.id));
+            let mut slots = Vec::new();
+            let neighbors = |i: u32, out: &mut Vec<u32>| {
+                slots.clear();
+                graph.layer_neighbors(ids[i as usize], 0, &mut slots);
+                out.extend(slots.iter().map(|&id| index_of(id)));
+            };
+            let mut order = neighbors_first(ids.len() as u32, entry, neighbors, &mut plan)
+                .unwrap_or_else(|_| {
+                    crate::am::shared::out_of_memory::raise(
+                        ids.len().saturating_mul(15),
+                        "the hnsw build's placement",
+                    )
+                });
+            for i in order.iter_mut() {
+                *i = ids[*i as usize];
+            }
+            (order, plan.block)
+        }
+    }
 }
 
 /// Writes the metapage and all element pages of `graph` into the (empty) fork of `rel`.
@@ -71,9 +153,9 @@ pub fn write_graph<R: Region>(
     graph: &BuildGraph<'_, R>,
     params: GraphParams,
     dimensions: u32,
+    placement: Placement,
 ) {
-    let order = graph.elements();
-    let last_block = plan_layout(graph, &order);
+    let (order, last_block) = plan_layout(graph, placement);
     let GraphParams { m, ef_construction } = params;
     let mut meta = MetaPage::new(dimensions, m as u16, ef_construction as u16);
     meta.insert_page = last_block;
@@ -93,7 +175,7 @@ pub fn write_graph<R: Region>(
     let mut heap_tids = Vec::new();
     let mut ids = Vec::new();
     let mut slots = Vec::new();
-    for &id in order.iter().rev() {
+    for &id in &order {
         let (tid, neighbor_tid) = graph.page_tids(id);
         graph.heap_tids(id, &mut heap_tids);
         let element = ElementTuple {
