@@ -59,17 +59,14 @@ pub fn neighbors_first<P: PagePacker>(
         queued[e as usize] = true;
         anchors.push_back(e);
     }
-    loop {
-        let Some(anchor) = next_anchor(
-            &mut anchors,
-            &mut queued,
-            &placed,
-            &mut unreached_below,
-            &mut neighbors,
-            &mut list,
-        ) else {
-            break;
-        };
+    while let Some(anchor) = next_anchor(
+        &mut anchors,
+        &mut queued,
+        &placed,
+        &mut unreached_below,
+        &mut neighbors,
+        &mut list,
+    ) {
         placed[anchor as usize] = true;
         packer.place(anchor);
         order.push(anchor);
