@@ -6,7 +6,8 @@ latency when the index does not fit in memory, across the read settings of our l
 and PostgreSQL's effective_io_concurrency (eic).
 
 Method
-  * Data: `--n` (100,000) random vectors of 768 floats (bench.py's "random" set, seed 42),
+  * Data: `--n` (100,000) random vectors of 768 floats (bench.py's "random" set, seed 42;
+    `--dataset clustered` takes its clustered set instead),
     m = 16, ef_construction = 64, ef_search = 40, k = 10. `--queries` (300) query
     vectors, a different one for each search; every configuration runs the same ones.
     The data files and databases are bench.py's (same --workdir); the index items_hnsw
@@ -846,7 +847,7 @@ def markdown(args, res: dict, svg_name: str) -> str:
         f"- started {res['started']}, finished {res['finished']} "
         f"({res['seconds'] / 60:.0f} min); host: {machine(args.workdir)}",
         *(f"- {name} server: {desc}" for name, desc in res["servers"].items()),
-        f"- data: {args.n} random vectors of {args.dim} floats (seed {args.seed}), "
+        f"- data: {args.n} {args.dataset} vectors of {args.dim} floats (seed {args.seed}), "
         f"{args.queries} queries (a different vector per search, the same ones for every "
         f"configuration), k = {args.k}, {index_params(args)}; index size: "
         + ", ".join(f"{s} {res['index'][s]['mib']:.1f} MiB" for s in SIDES),
@@ -1110,6 +1111,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="start the servers, report whether the data, databases, ground truth "
                         "and indexes are there and what a run would (re)build, then stop")
     p.add_argument("--dim", type=int, default=768)
+    p.add_argument("--dataset", choices=["random", "clustered"], default="random",
+                   help="bench.py's data sets (clustered: 64 centers, sigma 0.25)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--m", type=int, default=16)
@@ -1180,7 +1183,7 @@ def main(argv: list[str]) -> int:
     servers = {s: Server(s, installs[s], ports[s], work / s, {}) for s in SIDES}
     cgroups = {s: MemoryCgroup(f"vector-cold-{s}-{ports[s]}") for s in SIDES}
     refuse_running(servers)
-    ds = Dataset("random", args.n, args.dim, args.pool, args.seed)
+    ds = Dataset(args.dataset, args.n, args.dim, args.pool, args.seed)
     db = ds.database
 
     def phase(name: str, t0: float) -> None:

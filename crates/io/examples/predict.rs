@@ -421,11 +421,25 @@ fn main() {
         worst * 100.0
     );
 
-    // 3. Other disks.
+    // 3. Other disks, and graph neighbors placed together (the build's default).
     if !a.predict {
         return;
     }
-    for disk in [DiskModel::NVME, DiskModel::CLOUD_3K, DiskModel::CLOUD_16K] {
+    let placed_pages = PageMap::placed(&graph, 768);
+    let placed = Bench {
+        pages: &placed_pages,
+        ..bench
+    };
+    println!(
+        "Placed as the build places them by default (graph neighbors together): {} blocks.\n",
+        placed_pages.blocks
+    );
+    for disk in [
+        DiskModel::THIS_MACHINE,
+        DiskModel::NVME,
+        DiskModel::CLOUD_3K,
+        DiskModel::CLOUD_16K,
+    ] {
         println!(
             "## Predicted: {} ({} µs a read, queue depth {}, {})\n",
             disk.name,
@@ -434,8 +448,8 @@ fn main() {
             disk.iops
                 .map_or("no IOPS cap".to_string(), |i| format!("{i:.0} IOPS"))
         );
-        println!("| eic | pgvector ms | ours prefetch ms | ÷ pgvector | ours read_stream ms | ÷ pgvector | blocks read / q | hops / q |");
-        println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+        println!("| eic | pgvector ms | ours prefetch ms | ÷ pgvector | ours read_stream ms | ÷ pgvector | blocks read / q | hops / q | ours prefetch, placed ms | ÷ pgvector | blocks read / q |");
+        println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for eic in EICS {
             let pgv = bench.run(disk, eic, Walk::Pgvector, Cache::Cold);
             let pre = bench.run(
@@ -450,15 +464,24 @@ fn main() {
                 Walk::Ours(settings(IoMethod::ReadStream)),
                 Cache::Cold,
             );
+            let pl = placed.run(
+                disk,
+                eic,
+                Walk::Ours(settings(IoMethod::Prefetch)),
+                Cache::Cold,
+            );
             println!(
-                "| {eic} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
+                "| {eic} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.2} | {:.2} | {:.1} |",
                 pgv.mean_ms,
                 pre.mean_ms,
                 pre.mean_ms / pgv.mean_ms,
                 st.mean_ms,
                 st.mean_ms / pgv.mean_ms,
                 pre.index_reads,
-                pre.hops
+                pre.hops,
+                pl.mean_ms,
+                pl.mean_ms / pgv.mean_ms,
+                pl.index_reads
             );
         }
         println!();

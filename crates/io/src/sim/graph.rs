@@ -11,6 +11,7 @@ use crate::settings::Settings;
 use crate::source::{BlockNumber, BlockSource};
 use vector_hnsw::level::SplitMix64;
 use vector_hnsw::memory::{l2_squared, InMemoryGraph};
+use vector_hnsw::placement::{neighbors_first, PagePacker};
 use vector_hnsw::{Candidate, EntryPoint, GraphParams, GraphStore};
 
 /// Page size.
@@ -41,9 +42,10 @@ pub fn neighbor_bytes(level: u8, m: usize) -> usize {
     align8(NEIGHBOR_HEADER + ITEM_POINTER * (usize::from(level) + 2) * m)
 }
 
-/// Where each element's tuples lie: the build writes the elements from the last inserted to
-/// the first, each followed by its neighbor tuple on the same page when both fit on one (a new
-/// page is started otherwise).
+/// Where each element's tuples lie: the build writes the elements in the order of its placement
+/// (pgvector's: from the last inserted to the first; or graph neighbors together), each
+/// followed by its neighbor tuple on the same page when both fit on one (a new page is started
+/// otherwise).
 pub struct PageMap {
     element_block: Vec<BlockNumber>,
     neighbor_block: Vec<BlockNumber>,
@@ -51,47 +53,103 @@ pub struct PageMap {
     pub blocks: BlockNumber,
 }
 
-impl PageMap {
-    /// The layout of `graph`'s elements, `vector`s of `dims` dimensions.
-    pub fn new(graph: &InMemoryGraph, dims: usize) -> Self {
-        let n = graph.slots();
-        let mut element_block = vec![0; n];
-        let mut neighbor_block = vec![0; n];
-        let room = BLCKSZ - PAGE_OVERHEAD;
-        // Free bytes of the current page, line pointers counted as they are added.
-        let mut free = room;
-        let mut block: BlockNumber = 1;
-        let usable = |free: usize| free.saturating_sub(LINE_POINTER);
-        let element = element_bytes(dims);
-        for id in (0..n as u32).rev() {
-            let neighbors = neighbor_bytes(graph.level(id), graph.m());
-            let both = element + neighbors + LINE_POINTER;
-            let keep_together = both <= room - LINE_POINTER;
-            let fits = if keep_together {
-                usable(free) >= both
-            } else {
-                usable(free) >= element
-            };
-            if !fits {
-                block += 1;
-                free = room;
-            }
-            free -= element + LINE_POINTER;
-            element_block[id as usize] = block;
-            if usable(free) < neighbors {
-                block += 1;
-                free = room;
-            }
-            free -= neighbors + LINE_POINTER;
-            neighbor_block[id as usize] = block;
-        }
-        PageMap {
-            element_block,
-            neighbor_block,
-            blocks: block + 1,
+/// Lays out elements one after the other, as the extension's build does.
+struct Packer<'g> {
+    graph: &'g InMemoryGraph,
+    element: usize,
+    /// Free bytes of the current page, line pointers counted as they are added.
+    free: usize,
+    block: BlockNumber,
+    map: PageMap,
+}
+
+const ROOM: usize = BLCKSZ - PAGE_OVERHEAD;
+
+fn usable(free: usize) -> usize {
+    free.saturating_sub(LINE_POINTER)
+}
+
+impl Packer<'_> {
+    fn neighbors(&self, id: u32) -> usize {
+        neighbor_bytes(self.graph.level(id), self.graph.m())
+    }
+}
+
+impl PagePacker for Packer<'_> {
+    fn fits(&self, id: u32) -> bool {
+        let both = self.element + self.neighbors(id) + LINE_POINTER;
+        if both <= ROOM - LINE_POINTER {
+            usable(self.free) >= both
+        } else {
+            usable(self.free) >= self.element
         }
     }
 
+    fn place(&mut self, id: u32) {
+        let neighbors = self.neighbors(id);
+        if !self.fits(id) {
+            self.block += 1;
+            self.free = ROOM;
+        }
+        self.free -= self.element + LINE_POINTER;
+        self.map.element_block[id as usize] = self.block;
+        if usable(self.free) < neighbors {
+            self.block += 1;
+            self.free = ROOM;
+        }
+        self.free -= neighbors + LINE_POINTER;
+        self.map.neighbor_block[id as usize] = self.block;
+    }
+}
+
+impl PageMap {
+    /// The layout of `graph`'s elements, `vector`s of `dims` dimensions, in pgvector's order.
+    pub fn new(graph: &InMemoryGraph, dims: usize) -> Self {
+        let mut packer = PageMap::packer(graph, dims);
+        for id in (0..graph.slots() as u32).rev() {
+            packer.place(id);
+        }
+        packer.finish()
+    }
+
+    /// The same with graph neighbors placed together ([`vector_hnsw::placement`]).
+    pub fn placed(graph: &InMemoryGraph, dims: usize) -> Self {
+        let mut packer = PageMap::packer(graph, dims);
+        let entry = graph.entry().map(|e| e.id);
+        let neighbors = |id: u32, out: &mut Vec<u32>| {
+            out.extend_from_slice(graph.neighbor_ids(id, 0));
+        };
+        neighbors_first(graph.slots() as u32, entry, neighbors, &mut packer)
+            .expect("memory for the placement");
+        packer.finish()
+    }
+
+    fn packer(graph: &InMemoryGraph, dims: usize) -> Packer<'_> {
+        let n = graph.slots();
+        Packer {
+            graph,
+            element: element_bytes(dims),
+            free: ROOM,
+            block: 1,
+            map: PageMap {
+                element_block: vec![0; n],
+                neighbor_block: vec![0; n],
+                blocks: 0,
+            },
+        }
+    }
+}
+
+impl Packer<'_> {
+    fn finish(self) -> PageMap {
+        PageMap {
+            blocks: self.block + 1,
+            ..self.map
+        }
+    }
+}
+
+impl PageMap {
     /// The block of an element tuple.
     pub fn block(&self, id: u32) -> BlockNumber {
         self.element_block[id as usize]
