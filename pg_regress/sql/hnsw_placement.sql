@@ -18,7 +18,7 @@ SELECT setseed(0.25);
 CREATE TABLE pl_items AS SELECT i AS id, (SELECT array_agg(round((random() - 0.5)::numeric, 3))
   FROM generate_series(1, 48) WHERE i > 0)::vector(48) AS v FROM generate_series(1, 3000) i;
 INSERT INTO pl_items VALUES (3001, NULL), (3002, NULL), (3003, '[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]');
-INSERT INTO pl_items SELECT 3003 + i, v FROM pl_items WHERE id <= 20;  -- duplicates
+INSERT INTO pl_items SELECT 3003 + id, v FROM pl_items WHERE id <= 20;  -- duplicates
 CREATE TABLE pl_queries AS SELECT j AS id, (SELECT array_agg(random() - 0.5)
   FROM generate_series(1, 48) WHERE j > 0)::vector(48) AS v FROM generate_series(1, 30) j;
 

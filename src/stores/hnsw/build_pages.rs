@@ -125,17 +125,16 @@ fn plan_layout<R: Region>(
                 ids.binary_search(&id)
                     .expect("a neighbor is an element of the graph") as u32
             };
-            let entry = graph.entry().map(|e| index_of(e.id));
             let mut slots = Vec::new();
             let neighbors = |i: u32, out: &mut Vec<u32>| {
                 slots.clear();
                 graph.layer_neighbors(ids[i as usize], 0, &mut slots);
                 out.extend(slots.iter().map(|&id| index_of(id)));
             };
-            let mut order = neighbors_first(ids.len() as u32, entry, neighbors, &mut plan)
-                .unwrap_or_else(|_| {
+            let mut order =
+                neighbors_first(ids.len() as u32, neighbors, &mut plan).unwrap_or_else(|_| {
                     crate::am::shared::out_of_memory::raise(
-                        ids.len().saturating_mul(15),
+                        ids.len().saturating_mul(5),
                         "the hnsw build's placement",
                     )
                 });

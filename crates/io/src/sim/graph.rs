@@ -115,11 +115,10 @@ impl PageMap {
     /// The same with graph neighbors placed together ([`vector_hnsw::placement`]).
     pub fn placed(graph: &InMemoryGraph, dims: usize) -> Self {
         let mut packer = PageMap::packer(graph, dims);
-        let entry = graph.entry().map(|e| e.id);
         let neighbors = |id: u32, out: &mut Vec<u32>| {
             out.extend_from_slice(graph.neighbor_ids(id, 0));
         };
-        neighbors_first(graph.slots() as u32, entry, neighbors, &mut packer)
+        neighbors_first(graph.slots() as u32, neighbors, &mut packer)
             .expect("memory for the placement");
         packer.finish()
     }
