@@ -157,6 +157,14 @@ impl<S: BlockSource> BlockReader<S> {
         self.lookahead > 0 && self.is_cold()
     }
 
+    /// Hinted reads taken as still in flight: those issued in this hop. A hint from an
+    /// earlier hop was issued after that hop's own reads, which the walk has waited for since,
+    /// so its read has most likely finished; counting it would shrink the window of hops
+    /// that no longer wait for it.
+    fn in_flight(&self) -> usize {
+        self.hints.iter().filter(|h| h.hop == self.hop).count()
+    }
+
     /// Hints issued and neither consumed nor expired yet.
     pub fn hints_pending(&self) -> usize {
         self.hints.len()
@@ -345,7 +353,7 @@ impl<S: BlockSource> BatchRead<'_, S> {
 
     /// Hinted reads in flight now (the window), within [`budget`](Self::budget).
     pub fn hints_in_flight(&self) -> usize {
-        self.reader.hints.len()
+        self.reader.in_flight()
     }
 
     /// Whether this hop reads through a stream now.
@@ -438,7 +446,7 @@ impl<S: BlockSource> BatchRead<'_, S> {
     /// Prefetch mode: tops the window up, then reads `block` (the one at `pos`).
     fn next_prefetched(&mut self, block: BlockNumber) -> S::Page {
         self.top_up_hints();
-        self.reader.counters.in_flight_sum += self.reader.hints.len() as u64;
+        self.reader.counters.in_flight_sum += self.reader.in_flight() as u64;
         self.reader.counters.in_flight_samples += 1;
         let hinted = self.reader.take_hint(block);
         // A plain read even when the look-up found the buffer: a "recent buffer" read would
@@ -464,7 +472,7 @@ impl<S: BlockSource> BatchRead<'_, S> {
         }
         let blocks = self.blocks;
         let reader = &mut *self.reader;
-        let mut room = self.budget.saturating_sub(reader.hints.len());
+        let mut room = self.budget.saturating_sub(reader.in_flight());
         for i in 0..reader.speculative.len() {
             if room == 0 {
                 break;
@@ -486,7 +494,7 @@ impl<S: BlockSource> BatchRead<'_, S> {
     /// Hints the blocks after the one at `pos` until `budget` hinted reads are in flight.
     fn top_up_hints(&mut self) {
         self.issued = self.issued.max(self.pos + 1);
-        while self.issued < self.blocks.len() && self.reader.hints.len() < self.budget {
+        while self.issued < self.blocks.len() && self.reader.in_flight() < self.budget {
             let ahead = self.blocks[self.issued];
             if !self.reader.hints.iter().any(|h| h.block == ahead) && self.reader.prefetch(ahead) {
                 self.reader.hints.push(Hint {

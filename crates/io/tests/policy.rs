@@ -420,3 +420,32 @@ fn elements_per_page_follow_the_dimension() {
     }
     let _ = &f.vectors;
 }
+
+#[test]
+fn look_ahead_hints_leave_the_next_hops_window_whole() {
+    let mut disk = SimDisk::new(SimConfig::test(64, 8));
+    forget_last_walk();
+    let mut reader = BlockReader::new(&mut disk, settings(IoMethod::Prefetch, 0));
+    reader.apply(settings(IoMethod::Prefetch, 2));
+    make_cold(&mut reader, 1);
+    // Eight guesses, all wrong, take the whole budget of 8 in the hop they are made in.
+    reader.speculate(&[500, 501, 502, 503, 504, 505, 506, 507]);
+    let mut batch = reader.batch(&[200], 32);
+    assert_eq!(batch.budget(), 8);
+    while batch.next().is_some() {}
+    drop(batch);
+    assert_eq!(reader.hints_pending(), 8);
+    // The next hop waited for its own reads meanwhile: its window is its own from its first
+    // block on, as if no guess had been made (the guesses used to hold it until they expired,
+    // and the hop read one block at a time).
+    let before = reader.counters().prefetched;
+    let blocks: Vec<u32> = (300..312).collect();
+    let mut batch = reader.batch(&blocks, 32);
+    while batch.next().is_some() {}
+    drop(batch);
+    assert_eq!(
+        reader.counters().prefetched - before,
+        11,
+        "every block after the first was hinted ahead"
+    );
+}
