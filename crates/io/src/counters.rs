@@ -14,6 +14,8 @@ pub struct IoCounters {
     pub prefetched: u64,
     /// Hints whose block was never needed.
     pub unused: u64,
+    /// Look-ahead hints issued (adaptive look-ahead: zero while it is off).
+    pub speculated: u64,
     /// Sum over consumed blocks of the reads requested ahead at that moment.
     pub in_flight_sum: u64,
     /// Number of samples in `in_flight_sum`.

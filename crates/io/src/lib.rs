@@ -26,6 +26,7 @@ pub mod reader;
 pub mod settings;
 pub mod sim;
 pub mod source;
+pub mod speculation;
 
 pub use chain::ChainHints;
 pub use counters::IoCounters;
@@ -37,3 +38,4 @@ pub use range::{read_range, RangeRead, RangeWindow};
 pub use reader::{forget_last_walk, BatchRead, BlockReader, DEVICE_READ};
 pub use settings::{IoMethod, Settings};
 pub use source::{BlockNumber, BlockSource, Platform, Prefetched, Read, Strategy, Usage};
+pub use speculation::Speculation;

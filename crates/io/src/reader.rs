@@ -21,7 +21,10 @@
 //! in the state the last walk of the same thread (backend) ended in.
 //!
 //! Look-ahead hints ([`BlockReader::speculate`]) are issued when the next hop starts, once all
-//! its own reads are hinted, with what is left of the budget. A hint only asks the kernel to
+//! its own reads are hinted, with what is left of the budget. With `prefetch`, they are on only
+//! while they do not slow down the walk's own reads ([`crate::speculation`]), which are then
+//! timed. A look-ahead hint is taken as finished once the hop it was issued in is over: it no
+//! longer holds a place in the window. A hint only asks the kernel to
 //! read ahead: a block hinted but never read leaves shared buffers (and the hit and read
 //! counts) untouched, so every method and look-ahead setting reads exactly the same blocks into
 //! shared buffers. Hints not consumed within the hint lifetime (in hops) are counted unused.
@@ -35,6 +38,7 @@
 use crate::counters::IoCounters;
 use crate::settings::{IoMethod, Settings};
 use crate::source::{BlockNumber, BlockSource, Prefetched, Usage};
+use crate::speculation::{self, Speculation};
 use std::cell::Cell;
 use std::time::Duration;
 
@@ -56,6 +60,7 @@ thread_local! {
 /// Forgets how the last walk of this thread ended (a new backend: the next walk starts warm).
 pub fn forget_last_walk() {
     LAST_WALK_COLD.with(|last| last.set(false));
+    speculation::forget();
 }
 
 /// A block hinted whose read was started and not yet consumed.
@@ -64,6 +69,8 @@ struct Hint {
     block: BlockNumber,
     /// The hop it was issued in, to expire hints that were never used.
     hop: u64,
+    /// Its place in the order hints were issued.
+    seq: u64,
 }
 
 /// Reads the blocks of a walk's hops (see the module documentation). One per walk.
@@ -85,10 +92,16 @@ pub struct BlockReader<S: BlockSource> {
     hints: Vec<Hint>,
     /// Hops started (stamps hints).
     hop: u64,
+    /// Hints issued so far (numbers them).
+    issued: u64,
+    /// Hints numbered up to this are taken as read: a read issued after them has completed.
+    done_upto: u64,
     /// Hints older than this many hops are counted unused and forgotten.
     hint_lifetime: u64,
     /// Look-ahead blocks to hint when the next hop starts.
     speculative: Vec<BlockNumber>,
+    /// Whether look-ahead pays now (`prefetch` only).
+    speculation: Speculation,
     counters: IoCounters,
 }
 
@@ -107,8 +120,11 @@ impl<S: BlockSource> BlockReader<S> {
             missed_last_hop: false,
             hints: Vec::new(),
             hop: 0,
+            issued: 0,
+            done_upto: 0,
             hint_lifetime: FIRST_HINT_LIFETIME,
             speculative: Vec::new(),
+            speculation: speculation::last(),
             counters: IoCounters::default(),
         }
     }
@@ -144,11 +160,22 @@ impl<S: BlockSource> BlockReader<S> {
     /// How many upcoming candidates the walk should show [`speculate`](Self::speculate)'s
     /// planner now: the look-ahead while cold, else none.
     pub fn lookahead_width(&self) -> usize {
-        if self.is_cold() {
+        if self.is_cold() && (!self.adapts() || self.speculation.on()) {
             self.lookahead
         } else {
             0
         }
+    }
+
+    /// Whether look-ahead turns itself on and off from the timing of the walk's own reads:
+    /// with `prefetch` (a stream's reads are not timed).
+    fn adapts(&self) -> bool {
+        self.lookahead > 0 && self.method == IoMethod::Prefetch
+    }
+
+    /// The adaptive look-ahead's state.
+    pub fn speculation(&self) -> Speculation {
+        self.speculation
     }
 
     /// Whether the next batch should capture the neighbor lists it finds on its pages (for
@@ -157,12 +184,30 @@ impl<S: BlockSource> BlockReader<S> {
         self.lookahead > 0 && self.is_cold()
     }
 
-    /// Hinted reads taken as still in flight: those issued in this hop. A hint from an
-    /// earlier hop was issued after that hop's own reads, which the walk has waited for since,
-    /// so its read has most likely finished; counting it would shrink the window of hops
-    /// that no longer wait for it.
+    /// Hinted reads taken as still in flight: this hop's, and those of earlier hops (look-ahead)
+    /// issued after the last read that has completed. Hints report no completion, but a device
+    /// serves reads about in the order they come, so a look-ahead hint no longer holds a place
+    /// in the window once the next hop's first read is back (it used to hold it until it
+    /// expired, and a wrong guess left the following hops reading one block at a time).
     fn in_flight(&self) -> usize {
-        self.hints.iter().filter(|h| h.hop == self.hop).count()
+        self.hints
+            .iter()
+            .filter(|h| h.hop == self.hop || h.seq > self.done_upto)
+            .count()
+    }
+
+    /// Hints `block` as a read of this hop's or a look-ahead; whether a read was started.
+    fn hint(&mut self, block: BlockNumber) -> bool {
+        if !self.prefetch(block) {
+            return false;
+        }
+        self.issued += 1;
+        self.hints.push(Hint {
+            block,
+            hop: self.hop,
+            seq: self.issued,
+        });
+        true
     }
 
     /// Hints issued and neither consumed nor expired yet.
@@ -206,8 +251,12 @@ impl<S: BlockSource> BlockReader<S> {
             timing,
             missed: false,
             copied_here: false,
+            measure: false,
+            own_wait: Duration::ZERO,
+            own_reads: 0,
         };
         if cold {
+            batch.measure = batch.reader.adapts();
             if batch.reader.method == IoMethod::ReadStream && batch.reader.advise_streams {
                 // The first block is read plainly as a probe (see next_plain), the others
                 // are already on their way.
@@ -244,7 +293,8 @@ impl<S: BlockSource> BlockReader<S> {
     fn take_hint(&mut self, block: BlockNumber) -> bool {
         match self.hints.iter().position(|h| h.block == block) {
             Some(pos) => {
-                self.hints.swap_remove(pos);
+                let hint = self.hints.swap_remove(pos);
+                self.done_upto = self.done_upto.max(hint.seq);
                 true
             }
             None => false,
@@ -262,6 +312,9 @@ impl<S: BlockSource> BlockReader<S> {
 impl<S: BlockSource> Drop for BlockReader<S> {
     fn drop(&mut self) {
         LAST_WALK_COLD.with(|last| last.set(self.cold));
+        if self.adapts() {
+            speculation::keep(self.speculation);
+        }
     }
 }
 
@@ -306,6 +359,11 @@ pub struct BatchRead<'a, S: BlockSource> {
     missed: bool,
     /// The page last handed out was just read by this backend itself.
     copied_here: bool,
+    /// Time this cold hop's own reads for the adaptive look-ahead.
+    measure: bool,
+    /// Their time in all, and how many missed shared buffers.
+    own_wait: Duration,
+    own_reads: u32,
 }
 
 impl<S: BlockSource> BatchRead<'_, S> {
@@ -401,13 +459,18 @@ impl<S: BlockSource> BatchRead<'_, S> {
     /// (after one in this hop or the previous one, and the probe of a cold hop), until one
     /// comes from the page cache: an index in shared buffers never reads the clock.
     fn timed_read(&mut self, block: BlockNumber) -> (S::Page, Option<Miss>) {
-        let read = self.reader.source.read(block, self.timing);
+        let timed = self.timing;
+        let read = self.reader.source.read(block, timed || self.measure);
         if read.hit {
             return (read.page, None);
         }
+        self.note_own_read(read.took);
+        // Every hint issued before this read has most likely been served too.
+        self.reader.done_upto = self.reader.issued;
         self.missed = true;
         self.copied_here = true;
-        let Some(took) = read.took else {
+        // A read timed only for the look-ahead's sake does not judge where it came from.
+        let Some(took) = read.took.filter(|_| timed) else {
             // Time the next miss, unless the page cache already answered in this hop.
             self.timing = self.page_cache_misses == 0;
             return (read.page, None);
@@ -422,6 +485,14 @@ impl<S: BlockSource> BatchRead<'_, S> {
             Miss::PageCache
         };
         (read.page, Some(miss))
+    }
+
+    /// Adds a read of this hop's own that missed shared buffers to its wait.
+    fn note_own_read(&mut self, took: Option<Duration>) {
+        if let (true, Some(took)) = (self.measure, took) {
+            self.own_wait += took;
+            self.own_reads += 1;
+        }
     }
 
     /// Switches the blocks from `from` on to the reader's method.
@@ -452,9 +523,10 @@ impl<S: BlockSource> BatchRead<'_, S> {
         // A plain read even when the look-up found the buffer: a "recent buffer" read would
         // not count as a use for the clock sweep, and evictions would then differ from `off`.
         if hinted {
-            let read = self.reader.source.read(block, false);
+            let read = self.reader.source.read(block, self.measure);
             if !read.hit {
                 self.reader.counters.prefetched += 1;
+                self.note_own_read(read.took);
             }
             read.page
         } else {
@@ -481,11 +553,8 @@ impl<S: BlockSource> BatchRead<'_, S> {
             if blocks.contains(&block) || reader.hints.iter().any(|h| h.block == block) {
                 continue;
             }
-            if reader.prefetch(block) {
-                reader.hints.push(Hint {
-                    block,
-                    hop: reader.hop,
-                });
+            if reader.hint(block) {
+                reader.counters.speculated += 1;
                 room -= 1;
             }
         }
@@ -496,11 +565,8 @@ impl<S: BlockSource> BatchRead<'_, S> {
         self.issued = self.issued.max(self.pos + 1);
         while self.issued < self.blocks.len() && self.reader.in_flight() < self.budget {
             let ahead = self.blocks[self.issued];
-            if !self.reader.hints.iter().any(|h| h.block == ahead) && self.reader.prefetch(ahead) {
-                self.reader.hints.push(Hint {
-                    block: ahead,
-                    hop: self.reader.hop,
-                });
+            if !self.reader.hints.iter().any(|h| h.block == ahead) {
+                self.reader.hint(ahead);
             }
             self.issued += 1;
         }
@@ -546,6 +612,11 @@ impl<S: BlockSource> Drop for BatchRead<'_, S> {
             counters.prefetched += reads.saturating_sub(1);
         }
         self.reader.missed_last_hop = self.missed;
+        if self.measure {
+            self.reader
+                .speculation
+                .record_hop(self.own_wait, self.own_reads);
+        }
         // Warm again after a hop without reads, or whose timed reads all came from the
         // kernel's page cache (reads requested ahead always look fast, so they do not count).
         if self.reader.cold

@@ -152,6 +152,7 @@ fn add(sum: &mut IoCounters, c: &IoCounters) {
     sum.reads += c.reads;
     sum.prefetched += c.prefetched;
     sum.unused += c.unused;
+    sum.speculated += c.speculated;
     sum.in_flight_sum += c.in_flight_sum;
     sum.in_flight_samples += c.in_flight_samples;
 }
