@@ -3,7 +3,8 @@
 #  1. Recall, every type: for vector (l2), halfvec (cosine), sparsevec (l2) and bit (hamming),
 #     ours builds serially and in parallel, BUILDS times each, and pgvector 0.8.6 builds in
 #     parallel on the same data directory; the mean recall@10 of our parallel builds must be
-#     within 0.01 of our serial builds' and at least pgvector's parallel builds' less 0.01.
+#     at least our serial builds' less 0.01 and pgvector's parallel builds' less 0.01 (one
+#     bit build moves by about 0.02: a parallel mean above the serial one is no defect).
 #     Each parallel build must say "using N parallel workers" (DEBUG1, as pgvector's own TAP
 #     tests look for). pgvector then answers on our last parallel-built index exactly as ours.
 #  2. A graph past maintenance_work_mem: pgvector's NOTICE (at once at 3073kB, which leaves the
@@ -113,7 +114,8 @@ for c in "${cases[@]}"; do
   done
   g=$(mean <<< "$g")
   echo "   $name: mean recall@10 over $builds builds: ours serial ${serial[$name]}, ours parallel ${parallel[$name]}, pgvector parallel $g"
-  within "${parallel[$name]}" "${serial[$name]}" 0.01 || bad "$name: parallel recall off the serial one"
+  at_least "${parallel[$name]}" "$(python3 -c "print(${serial[$name]} - 0.01)")" ||
+    bad "$name: parallel recall below the serial one"
   at_least "${parallel[$name]}" "$(python3 -c "print($g - 0.01)")" || bad "$name: parallel recall below pgvector's"
 done
 stop pgvector

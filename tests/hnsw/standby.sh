@@ -242,19 +242,26 @@ specs+=("$ip_spec")
 compare 5 "REINDEX INDEX CONCURRENTLY items_l2, CREATE INDEX CONCURRENTLY items_ip" "$m"
 
 stop_loops
-errors=0 other=0 total=0
+# PostgreSQL's planner lists a table's indexes, then locks each: an index that replay drops in
+# between (REINDEX CONCURRENTLY's old one) raises "could not open relation with OID" in core,
+# with any index access method. Counted apart and bounded; every other error fails.
+race='ERROR:  could not open relation with OID [0-9]+$'
+errors=0 other=0 total=0 races=0
 for name in "${loops[@]}"; do
   n=$(searches "$name")
-  e=$(grep -Ec 'ERROR:|FATAL:|PANIC:|psql: error|psql exit status' "$work/loops/$name.err" || true)
+  r=$(grep -Ec "$race" "$work/loops/$name.err" || true)
+  races=$((races + r))
+  e=$(grep -Ev "$race" "$work/loops/$name.err" | grep -Ec 'ERROR:|FATAL:|PANIC:|psql: error|psql exit status' || true)
   o=$(grep -Ev 'ERROR:|FATAL:|PANIC:|psql: error|psql exit status|^(DETAIL|HINT|CONTEXT|LINE [0-9]+|QUERY|STATEMENT):|^ ' \
     "$work/loops/$name.err" | grep -c . || true)
   short=$(grep -cvx "$([ "$name" = iter ] && echo 20 || echo 10)" "$work/loops/$name.out" || true)
-  echo "$name searches on the standby: $n ($short returned fewer rows than their LIMIT), $e errors, $o other stderr lines"
+  echo "$name searches on the standby: $n ($short returned fewer rows than their LIMIT), $e errors, $r index-dropped races, $o other stderr lines"
   errors=$((errors + e)) other=$((other + o)) total=$((total + n))
   [ "$n" -ge "$min_searches" ] || fail "$name: only $n searches ran on the standby (at least $min_searches expected)"
   # Every category keeps hundreds of rows: an iterative scan always finds its 20.
   [ "$name" != iter ] || [ "$short" = 0 ] || fail "$short iterative searches on the standby returned fewer than 20 rows"
 done
+[ "$races" -le 2 ] || fail "$races searches on the standby met an index dropped under them (at most 2 expected)"
 if [ "$errors$other" != 00 ]; then
   grep -H . "$work"/loops/*.err | sed 's/:[0-9]*: /:N: /' | sort | uniq -c | sort -rn | head -20 || true
   fail "$errors errors and $other other stderr lines in the standby's searches (see $work/loops/*.err, *.chunk*.sql)"

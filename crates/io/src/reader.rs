@@ -23,8 +23,9 @@
 //! Look-ahead hints ([`BlockReader::speculate`]) are issued when the next hop starts, once all
 //! its own reads are hinted, with what is left of the budget. With `prefetch`, they are on only
 //! while they do not slow down the walk's own reads ([`crate::speculation`]), which are then
-//! timed. A look-ahead hint is taken as finished once the hop it was issued in is over: it no
-//! longer holds a place in the window. A hint only asks the kernel to
+//! timed. A look-ahead hint holds a place in the window until a read issued after it has come
+//! back (hints report no completion; a device serves reads about in order). A hint only asks
+//! the kernel to
 //! read ahead: a block hinted but never read leaves shared buffers (and the hit and read
 //! counts) untouched, so every method and look-ahead setting reads exactly the same blocks into
 //! shared buffers. Hints not consumed within the hint lifetime (in hops) are counted unused.
