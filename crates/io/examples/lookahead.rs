@@ -1,0 +1,91 @@
+//! Adaptive look-ahead against none, on the simulated disks: cold runs of the same queries
+//! with `prefetch` and `hnsw.prefetch_lookahead` 0 and 1, at eic 16 and 32.
+//!
+//! ```sh
+//! cargo run --release -p vector-io --example lookahead [-- ROWS]   # default 20,000 x 768
+//! ```
+//!
+//! Shared buffers and the page cache hold the shares of the index that `cold.py`'s servers
+//! give it (as `predict` models them), scaled to ROWS.
+
+use std::path::PathBuf;
+use vector_hnsw::GraphParams;
+use vector_io::sim::run::{run, Cache, RunConfig, Walk};
+use vector_io::sim::{
+    cache::cached_graph, random_vectors, CpuModel, DiskModel, HostModel, PageMap, SimConfig,
+};
+use vector_io::{IoMethod, Settings};
+
+fn main() {
+    let rows: usize = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().expect("ROWS is a number"))
+        .unwrap_or(20_000);
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+    let path = PathBuf::from(target).join(format!(
+        "vector-io-sim/graph-{rows}x768-m16-ef64-seed42.bin"
+    ));
+    let params = GraphParams {
+        m: 16,
+        ef_construction: 64,
+    };
+    let (_, graph) = cached_graph(&path, rows, 768, &params, 42).expect("graph cache");
+    let pages = PageMap::new(&graph, 768);
+    let queries = random_vectors(100, 768, 4242);
+    println!("| disk | eic | look-ahead 0 ms | look-ahead 1 ms | ÷ | look-ahead hints / q | unused / q |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for disk in [
+        DiskModel::THIS_MACHINE,
+        DiskModel::NVME,
+        DiskModel::CLOUD_3K,
+        DiskModel::CLOUD_16K,
+    ] {
+        for eic in [16, 32] {
+            let cfg = RunConfig {
+                sim: SimConfig {
+                    disk,
+                    host: HostModel::THIS_MACHINE,
+                    shared_buffers: 16_880 * rows / 100_000,
+                    page_cache: 6_400 * rows / 100_000,
+                    io_concurrency: eic,
+                    read_streams: true,
+                },
+                cpu: CpuModel {
+                    per_element_us: 0.5,
+                    per_hop_us: 2.0,
+                },
+                ef_search: 40,
+                table_reads: 22,
+                resident_table_blocks: 0,
+                per_query_us: 0.0,
+            };
+            let at = |lookahead| {
+                let settings = Settings {
+                    method: IoMethod::Prefetch,
+                    lookahead,
+                    heap_prefetch: true,
+                };
+                run(
+                    &graph,
+                    &pages,
+                    &queries,
+                    Walk::Ours(settings),
+                    Cache::Cold,
+                    &cfg,
+                )
+            };
+            let (without, with) = (at(0), at(1));
+            assert_eq!(with.results, without.results, "look-ahead moved results");
+            let q = queries.len() as f64;
+            println!(
+                "| {} | {eic} | {:.2} | {:.2} | {:.3} | {:.1} | {:.1} |",
+                disk.name,
+                without.mean_ms,
+                with.mean_ms,
+                with.mean_ms / without.mean_ms,
+                with.io.speculated as f64 / q,
+                with.io.unused as f64 / q
+            );
+        }
+    }
+}
