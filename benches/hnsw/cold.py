@@ -135,6 +135,7 @@ DEFAULT_LOOKAHEAD = 0  # hnsw.prefetch_lookahead's default in our library
 LOOKAHEAD = 2  # the look-ahead measured against it at every eic
 EXTRA_EIC = 16  # the eic of the look-ahead and table-prefetch variants
 ONLY: set[str] = set()  # --only: the keys of ours' configurations to run (all when empty)
+ROTATE = 0  # --rotate: extra rotation of ours' configurations and pgvector's place
 AM = "hnsw"  # --am
 
 
@@ -222,7 +223,7 @@ def sweep(eics: list[int]) -> list[tuple[int, list[Config]]]:
     """Runs in order: per eic, pgvector first or last (alternating) and ours'
     configurations rotated, so that no configuration always follows the same one."""
     plan = []
-    for i, eic in enumerate(eics):
+    for i, eic in enumerate(eics, start=ROTATE):
         ours = ours_configs(eic)
         r = i % len(ours)
         ours = ours[r:] + ours[:r]
@@ -1104,6 +1105,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--only", help="comma-separated keys of ours' configurations to run, "
                    "e.g. 'ours prefetch la0,ours prefetch la0 noheap' (pgvector always runs)")
     p.add_argument("--rebuild", action="store_true", help="rebuild both indexes first")
+    p.add_argument("--rotate", type=int, default=0,
+                   help="start the rotation of the run order here (alternate it between "
+                   "invocations to A/B over rounds)")
     p.add_argument("--same-index", action="store_true",
                    help="run ours on a copy of pgvector's data directory, index included "
                         "(the libraries compared on one index; ours' own build is not used)")
@@ -1170,6 +1174,8 @@ def main(argv: list[str]) -> int:
     bench.use_access_method(args.am)
     if args.only:
         ONLY.update(key.strip() for key in args.only.split(","))
+    global ROTATE
+    ROTATE = args.rotate
     if os.geteuid() != 0:
         raise SystemExit("cold.py needs root: memory cgroups and /proc/sys/vm/drop_caches")
     t_start = time.perf_counter()
