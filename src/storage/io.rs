@@ -18,7 +18,8 @@ use super::pinned::PinnedPage;
 use super::{AccessStrategy, PageReadGuard, Prefetch, ReadMode, Relation};
 use pgrx::pg_sys;
 use std::ops::Range;
-use std::time::Instant;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 use vector_io::{BlockSource, Platform, Prefetched, Read, Strategy, Usage};
 
 pub use vector_io::{BlockReader, ChainHints, IoCounters, IoMethod, Settings};
@@ -89,6 +90,11 @@ impl BlockSource for RelationBlocks {
     #[inline]
     fn usage(&self) -> Usage {
         buffer_usage()
+    }
+
+    fn clock(&mut self) -> Duration {
+        static ORIGIN: OnceLock<Instant> = OnceLock::new();
+        ORIGIN.get_or_init(Instant::now).elapsed()
     }
 
     fn begin_stream(&mut self, blocks: &[BlockNumber]) -> Stream {

@@ -22,7 +22,7 @@
 //!
 //! Look-ahead hints ([`BlockReader::speculate`]) are issued when the next hop starts, once all
 //! its own reads are hinted, with what is left of the budget. With `prefetch`, they are on only
-//! while they do not slow down the walk's own reads ([`crate::speculation`]), which are then
+//! while they do not make the walk's hops slower ([`crate::speculation`]), which are then
 //! timed. A look-ahead hint holds a place in the window until a read issued after it has come
 //! back (hints report no completion; a device serves reads about in order). A hint only asks
 //! the kernel to
@@ -168,8 +168,8 @@ impl<S: BlockSource> BlockReader<S> {
         }
     }
 
-    /// Whether look-ahead turns itself on and off from the timing of the walk's own reads:
-    /// with `prefetch` (a stream's reads are not timed).
+    /// Whether look-ahead turns itself on and off from the timing of the walk's hops: with
+    /// `prefetch` (streams keep a fixed width).
     fn adapts(&self) -> bool {
         self.lookahead > 0 && self.method == IoMethod::Prefetch
     }
@@ -253,11 +253,13 @@ impl<S: BlockSource> BlockReader<S> {
             missed: false,
             copied_here: false,
             measure: false,
-            own_wait: Duration::ZERO,
-            own_reads: 0,
+            began: Duration::ZERO,
         };
         if cold {
-            batch.measure = batch.reader.adapts();
+            if batch.reader.adapts() {
+                batch.measure = true;
+                batch.began = batch.reader.source.clock();
+            }
             if batch.reader.method == IoMethod::ReadStream && batch.reader.advise_streams {
                 // The first block is read plainly as a probe (see next_plain), the others
                 // are already on their way.
@@ -360,11 +362,10 @@ pub struct BatchRead<'a, S: BlockSource> {
     missed: bool,
     /// The page last handed out was just read by this backend itself.
     copied_here: bool,
-    /// Time this cold hop's own reads for the adaptive look-ahead.
+    /// Time this cold hop for the adaptive look-ahead.
     measure: bool,
-    /// Their time in all, and how many missed shared buffers.
-    own_wait: Duration,
-    own_reads: u32,
+    /// When it began.
+    began: Duration,
 }
 
 impl<S: BlockSource> BatchRead<'_, S> {
@@ -460,18 +461,15 @@ impl<S: BlockSource> BatchRead<'_, S> {
     /// (after one in this hop or the previous one, and the probe of a cold hop), until one
     /// comes from the page cache: an index in shared buffers never reads the clock.
     fn timed_read(&mut self, block: BlockNumber) -> (S::Page, Option<Miss>) {
-        let timed = self.timing;
-        let read = self.reader.source.read(block, timed || self.measure);
+        let read = self.reader.source.read(block, self.timing);
         if read.hit {
             return (read.page, None);
         }
-        self.note_own_read(read.took);
         // Every hint issued before this read has most likely been served too.
         self.reader.done_upto = self.reader.issued;
         self.missed = true;
         self.copied_here = true;
-        // A read timed only for the look-ahead's sake does not judge where it came from.
-        let Some(took) = read.took.filter(|_| timed) else {
+        let Some(took) = read.took else {
             // Time the next miss, unless the page cache already answered in this hop.
             self.timing = self.page_cache_misses == 0;
             return (read.page, None);
@@ -486,14 +484,6 @@ impl<S: BlockSource> BatchRead<'_, S> {
             Miss::PageCache
         };
         (read.page, Some(miss))
-    }
-
-    /// Adds a read of this hop's own that missed shared buffers to its wait.
-    fn note_own_read(&mut self, took: Option<Duration>) {
-        if let (true, Some(took)) = (self.measure, took) {
-            self.own_wait += took;
-            self.own_reads += 1;
-        }
     }
 
     /// Switches the blocks from `from` on to the reader's method.
@@ -524,10 +514,9 @@ impl<S: BlockSource> BatchRead<'_, S> {
         // A plain read even when the look-up found the buffer: a "recent buffer" read would
         // not count as a use for the clock sweep, and evictions would then differ from `off`.
         if hinted {
-            let read = self.reader.source.read(block, self.measure);
+            let read = self.reader.source.read(block, false);
             if !read.hit {
                 self.reader.counters.prefetched += 1;
-                self.note_own_read(read.took);
             }
             read.page
         } else {
@@ -614,9 +603,8 @@ impl<S: BlockSource> Drop for BatchRead<'_, S> {
         }
         self.reader.missed_last_hop = self.missed;
         if self.measure {
-            self.reader
-                .speculation
-                .record_hop(self.own_wait, self.own_reads);
+            let took = self.reader.source.clock().saturating_sub(self.began);
+            self.reader.speculation.record_hop(took, self.pos as u32);
         }
         // Warm again after a hop without reads, or whose timed reads all came from the
         // kernel's page cache (reads requested ahead always look fast, so they do not count).

@@ -93,6 +93,9 @@ pub trait BlockSource {
     /// This backend's buffer counters now.
     fn usage(&self) -> Usage;
 
+    /// A monotonic clock, from an arbitrary origin (read only to time cold hops).
+    fn clock(&mut self) -> Duration;
+
     /// Begins a read stream returning the pages of `blocks` in order, at full distance from
     /// its first block.
     fn begin_stream(&mut self, blocks: &[BlockNumber]) -> Self::Stream;
@@ -132,6 +135,9 @@ impl<S: BlockSource> BlockSource for &mut S {
     }
     fn read(&mut self, block: BlockNumber, timed: bool) -> Read<Self::Page> {
         (**self).read(block, timed)
+    }
+    fn clock(&mut self) -> Duration {
+        (**self).clock()
     }
     fn usage(&self) -> Usage {
         (**self).usage()

@@ -1,12 +1,13 @@
 //! Adaptive look-ahead: whether a cold walk hints the blocks of the candidates it will probably
-//! expand next ([`crate::lookahead`]), decided from how long its own reads wait.
+//! expand next ([`crate::lookahead`]), decided from how long its hops take.
 //!
 //! A hint reports no completion, so a wrong guess shows only as device time taken from the
-//! reads the walk does need. [`Speculation`] alternates phases of [`PHASE_HOPS`] cold hops with
-//! and without look-ahead and keeps, for each kind, a running mean of the wait per block the
-//! hops read themselves (guessed blocks that were right arrive early and count as short waits,
-//! so the mean weighs the gains against the losses). Look-ahead stays on while its mean is no
-//! higher than the mean without it, with one phase in [`PROBE_WHILE_WINNING`] off to keep that
+//! reads the walk does need, and as the hint's own system call. [`Speculation`] alternates
+//! phases of [`PHASE_HOPS`] cold hops with and without look-ahead and keeps, for each kind, a
+//! running mean of the time per block of a hop, from its first read to its last page's work
+//! (right guesses arrive early and shorten it, wrong ones lengthen it, so the mean weighs the
+//! gains against the losses). Look-ahead stays on while its mean is no higher than the mean
+//! without it, with one phase in [`PROBE_WHILE_WINNING`] off to keep that
 //! baseline fresh; otherwise it stays off, with one phase in [`PROBE_WHILE_LOSING`] on, in case
 //! the disk got room again. The state outlives a walk (a walk of 50 hops makes six phases), as
 //! the cold state does.
@@ -33,10 +34,10 @@ pub struct Speculation {
     hops_left: u32,
     /// Phases ended so far.
     phases: u32,
-    /// This phase's waits (µs) and reads.
+    /// This phase's hop time (µs) and blocks.
     wait_us: f64,
     reads: u64,
-    /// Running means of the wait per read (µs), with and without look-ahead.
+    /// Running means of the hop time per block (µs), with and without look-ahead.
     mean_on: Option<f64>,
     mean_off: Option<f64>,
 }
@@ -70,13 +71,13 @@ impl Speculation {
         }
     }
 
-    /// The running means of the wait per read with and without look-ahead, µs.
+    /// The running means of the hop time per block with and without look-ahead, µs.
     pub fn means(&self) -> (Option<f64>, Option<f64>) {
         (self.mean_on, self.mean_off)
     }
 
-    /// Records a cold hop whose own reads waited `wait` in all for `reads` blocks read from
-    /// outside shared buffers (hops without such reads are not counted).
+    /// Records a cold hop of `reads` blocks that took `wait` (hops without blocks are not
+    /// counted).
     pub fn record_hop(&mut self, wait: Duration, reads: u32) {
         if reads == 0 {
             return;

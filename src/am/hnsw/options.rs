@@ -201,7 +201,7 @@ pub fn init() {
             c"hnsw.prefetch_lookahead".as_ptr(),
             c"Sets how many upcoming candidates of a graph walk have their neighbors prefetched"
                 .as_ptr(),
-            c"0 turns look-ahead off. With prefetch, look-ahead runs only while it does not slow down the walk's own reads.".as_ptr(),
+            c"0 turns look-ahead off. With prefetch, look-ahead runs only while it does not make the walk's hops slower.".as_ptr(),
             PREFETCH_LOOKAHEAD.as_ptr(),
             DEFAULT_PREFETCH_LOOKAHEAD,
             0,

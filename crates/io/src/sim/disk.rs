@@ -715,6 +715,11 @@ impl BlockSource for SimDisk {
         self.usage
     }
 
+    fn clock(&mut self) -> Duration {
+        self.stats.clock_reads += 1;
+        Duration::from_nanos((self.now * 1000.0) as u64)
+    }
+
     fn begin_stream(&mut self, blocks: &[BlockNumber]) -> SimStream {
         self.stats.streams += 1;
         self.log(Call::StreamBegin {
