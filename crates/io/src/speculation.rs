@@ -15,7 +15,7 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-/// Cold hops with reads in a phase.
+/// Cold hops with blocks in a phase.
 pub const PHASE_HOPS: u32 = 8;
 /// While look-ahead wins, one phase in this many runs without it.
 pub const PROBE_WHILE_WINNING: u32 = 8;
@@ -30,13 +30,13 @@ const NEW_PHASE_WEIGHT: f64 = 0.5;
 pub struct Speculation {
     /// This phase hints look-ahead blocks.
     on: bool,
-    /// Hops with reads left in this phase.
+    /// Hops left in this phase.
     hops_left: u32,
     /// Phases ended so far.
     phases: u32,
     /// This phase's hop time (µs) and blocks.
-    wait_us: f64,
-    reads: u64,
+    took_us: f64,
+    blocks: u64,
     /// Running means of the hop time per block (µs), with and without look-ahead.
     mean_on: Option<f64>,
     mean_off: Option<f64>,
@@ -49,8 +49,8 @@ impl Default for Speculation {
             on: false,
             hops_left: PHASE_HOPS,
             phases: 0,
-            wait_us: 0.0,
-            reads: 0,
+            took_us: 0.0,
+            blocks: 0,
             mean_on: None,
             mean_off: None,
         }
@@ -76,14 +76,14 @@ impl Speculation {
         (self.mean_on, self.mean_off)
     }
 
-    /// Records a cold hop of `reads` blocks that took `wait` (hops without blocks are not
+    /// Records a cold hop of `blocks` blocks that took `took` (hops without blocks are not
     /// counted).
-    pub fn record_hop(&mut self, wait: Duration, reads: u32) {
-        if reads == 0 {
+    pub fn record_hop(&mut self, took: Duration, blocks: u32) {
+        if blocks == 0 {
             return;
         }
-        self.wait_us += wait.as_secs_f64() * 1e6;
-        self.reads += u64::from(reads);
+        self.took_us += took.as_secs_f64() * 1e6;
+        self.blocks += u64::from(blocks);
         self.hops_left -= 1;
         if self.hops_left == 0 {
             self.end_phase();
@@ -91,7 +91,7 @@ impl Speculation {
     }
 
     fn end_phase(&mut self) {
-        let mean = self.wait_us / self.reads as f64;
+        let mean = self.took_us / self.blocks as f64;
         let slot = if self.on {
             &mut self.mean_on
         } else {
@@ -108,8 +108,8 @@ impl Speculation {
             self.phases.is_multiple_of(PROBE_WHILE_LOSING)
         };
         self.hops_left = PHASE_HOPS;
-        self.wait_us = 0.0;
-        self.reads = 0;
+        self.took_us = 0.0;
+        self.blocks = 0;
     }
 }
 
@@ -137,9 +137,9 @@ pub fn forget() {
 mod tests {
     use super::*;
 
-    fn phase(s: &mut Speculation, wait_per_read_us: u64) {
+    fn phase(s: &mut Speculation, us_per_block: u64) {
         for _ in 0..PHASE_HOPS {
-            s.record_hop(Duration::from_micros(wait_per_read_us * 4), 4);
+            s.record_hop(Duration::from_micros(us_per_block * 4), 4);
         }
     }
 
@@ -148,13 +148,13 @@ mod tests {
         let mut s = Speculation::default();
         assert!(!s.on());
         s.record_hop(Duration::from_micros(400), 0);
-        assert!(!s.on(), "hops without reads do not count");
+        assert!(!s.on(), "hops without blocks do not count");
         phase(&mut s, 100);
         assert!(s.on(), "untried look-ahead is tried");
     }
 
     #[test]
-    fn stays_on_while_own_reads_do_not_slow_down_and_probes_the_baseline() {
+    fn stays_on_while_hops_do_not_slow_down_and_probes_the_baseline() {
         let mut s = Speculation::default();
         phase(&mut s, 100);
         let mut on = Vec::new();
@@ -169,7 +169,7 @@ mod tests {
     }
 
     #[test]
-    fn turns_off_when_own_reads_slow_down_and_probes_again() {
+    fn turns_off_when_hops_slow_down_and_probes_again() {
         let mut s = Speculation::default();
         phase(&mut s, 100);
         let mut on = Vec::new();
