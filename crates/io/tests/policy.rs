@@ -23,23 +23,26 @@ struct Fixture {
     pages: PageMap,
 }
 
-/// 3,000 random 768-dimensional vectors (1,500 pages, two elements a page), m = 8.
+/// `count` random 768-dimensional vectors (two elements a page) in a graph with `m`.
+fn make_fixture(count: usize, m: usize, seed: u64) -> Fixture {
+    let vectors = random_vectors(count, DIMS, seed);
+    let params = GraphParams {
+        m,
+        ef_construction: 32,
+    };
+    let graph = build_graph(&vectors, &params, seed + 1);
+    let pages = PageMap::new(&graph, DIMS);
+    Fixture {
+        vectors,
+        graph,
+        pages,
+    }
+}
+
+/// 3,000 vectors (1,500 pages), m = 8.
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let vectors = random_vectors(3000, DIMS, 11);
-        let params = GraphParams {
-            m: 8,
-            ef_construction: 32,
-        };
-        let graph = build_graph(&vectors, &params, 12);
-        let pages = PageMap::new(&graph, DIMS);
-        Fixture {
-            vectors,
-            graph,
-            pages,
-        }
-    })
+    FIXTURE.get_or_init(|| make_fixture(3000, 8, 11))
 }
 
 fn queries(n: usize) -> Vec<Vec<f32>> {
@@ -454,20 +457,7 @@ fn look_ahead_hints_leave_the_next_hops_window_whole() {
 /// budget is not its neighbor count at eic 32.
 fn fixture_m16() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let vectors = random_vectors(4000, DIMS, 13);
-        let params = GraphParams {
-            m: 16,
-            ef_construction: 32,
-        };
-        let graph = build_graph(&vectors, &params, 14);
-        let pages = PageMap::new(&graph, DIMS);
-        Fixture {
-            vectors,
-            graph,
-            pages,
-        }
-    })
+    FIXTURE.get_or_init(|| make_fixture(4000, 16, 13))
 }
 
 /// A cold run of `queries` on `disk` with `lookahead`: virtual time (µs), look-ahead hints
