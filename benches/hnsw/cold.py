@@ -135,6 +135,7 @@ DEFAULT_LOOKAHEAD = 0  # hnsw.prefetch_lookahead's default in our library
 LOOKAHEAD = 2  # the look-ahead measured against it at every eic
 EXTRA_EIC = 16  # the eic of the look-ahead and table-prefetch variants
 ONLY: set[str] = set()  # --only: the keys of ours' configurations to run (all when empty)
+BEAMS: list[tuple[int, int | None]] = []  # --beams: (beam width, ef_search) variants at EXTRA_EIC
 ROTATE = 0  # --rotate: extra rotation of ours' configurations and pgvector's place
 AM = "hnsw"  # --am
 
@@ -151,6 +152,14 @@ class Config:
     io_method: str = ""
     lookahead: int | None = None
     heap_prefetch: bool = True
+    # hnsw.beam_width, and the ef_search it runs with (None: --ef-search): another search,
+    # so its runs are left out of the identical-ids and same-blocks checks
+    beam: int = 1
+    ef_search: int | None = None
+
+    @property
+    def same_search(self) -> bool:
+        return self.beam == 1 and self.ef_search is None
 
     @property
     def key(self) -> str:
@@ -159,6 +168,10 @@ class Config:
         key = f"ours {self.io_method}"
         if self.lookahead is not None:
             key += f" la{self.lookahead}"
+        if self.beam != 1:
+            key += f" w{self.beam}"
+        if self.ef_search is not None:
+            key += f" ef{self.ef_search}"
         return key + ("" if self.heap_prefetch else " noheap")
 
     @property
@@ -168,6 +181,10 @@ class Config:
         label = f"ours {self.io_method}"
         if self.lookahead is not None:
             label += f", look-ahead {self.lookahead}"
+        if self.beam != 1:
+            label += f", beam {self.beam}"
+        if self.ef_search is not None:
+            label += f", ef_search {self.ef_search}"
         return label + ("" if self.heap_prefetch else ", no table prefetch")
 
     def settings(self, eic: int, args) -> dict[str, str]:
@@ -179,6 +196,10 @@ class Config:
             if self.lookahead is not None:
                 s["hnsw.prefetch_lookahead"] = str(self.lookahead)
             s["hnsw.debug_heap_prefetch"] = "on" if self.heap_prefetch else "off"
+            if self.beam != 1:
+                s["hnsw.beam_width"] = str(self.beam)
+            if self.ef_search is not None:
+                s["hnsw.ef_search"] = str(self.ef_search)
         return s
 
 
@@ -214,6 +235,8 @@ def ours_configs(eic: int) -> list[Config]:
     if eic == EXTRA_EIC:
         configs += [Config("ours", "prefetch", la) for la in (1, 4, 8)]
         configs.append(Config("ours", "prefetch", DEFAULT_LOOKAHEAD, heap_prefetch=False))
+        configs += [Config("ours", "prefetch", DEFAULT_LOOKAHEAD, beam=w, ef_search=ef)
+                    for w, ef in BEAMS]
     if ONLY:
         configs = [c for c in configs if c.key in ONLY]
     return configs
@@ -621,6 +644,7 @@ def measure(srv: Server, cg: MemoryCgroup, ds: Dataset, cfg: Config, eic: int, m
     us = list(micros.values())
     run = {
         "mode": mode, "eic": eic, "side": cfg.side, "config": cfg.key, "label": cfg.label,
+        "same_search": cfg.same_search,
         "settings": out["settings"][0][0],
         "queries": n,
         "mean_ms": statistics.mean(us) / 1000,
@@ -770,7 +794,7 @@ def bulk_insert(srv: Server, cg: MemoryCgroup, ds: Dataset, args) -> dict:
 
 def identical_ids(runs: list[dict], side: str) -> dict:
     """Whether every run of a side returned the same ids for every query as its first."""
-    mine = [r for r in runs if r["side"] == side]
+    mine = [r for r in runs if r["side"] == side and r.get("same_search", True)]
     if not mine:
         return {"runs": 0, "differing": []}
     ref = mine[0]
@@ -790,7 +814,7 @@ def blocks_spread(runs: list[dict], side: str) -> tuple[float, str]:
     some reads escape pg_statio (e.g. ReadRecentBuffer, which has no relation to count)."""
     groups: dict[tuple[str, int], list[dict]] = {}
     for r in runs:
-        if r["side"] == side:
+        if r["side"] == side and r.get("same_search", True):
             groups.setdefault((r["mode"], r["eic"]), []).append(r)
     worst, where = 0.0, ""
     for (mode, eic), group in groups.items():
@@ -1104,6 +1128,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--bulk-rows", type=int, help="default 20000, quick 2000")
     p.add_argument("--only", help="comma-separated keys of ours' configurations to run, "
                    "e.g. 'ours prefetch la0,ours prefetch la0 noheap' (pgvector always runs)")
+    p.add_argument("--beams", help="hnsw.beam_width variants of ours at eic 16, each W or "
+                   "W@EF (with hnsw.ef_search EF), e.g. '2,4,4@35'; key 'ours prefetch la0 w4 ef35'")
     p.add_argument("--rebuild", action="store_true", help="rebuild both indexes first")
     p.add_argument("--rotate", type=int, default=0,
                    help="start the rotation of the run order here (alternate it between "
@@ -1174,6 +1200,10 @@ def main(argv: list[str]) -> int:
     bench.use_access_method(args.am)
     if args.only:
         ONLY.update(key.strip() for key in args.only.split(","))
+    for item in (args.beams or "").split(","):
+        if item.strip():
+            w, _, ef = item.strip().partition("@")
+            BEAMS.append((int(w), int(ef) if ef else None))
     global ROTATE
     ROTATE = args.rotate
     if os.geteuid() != 0:

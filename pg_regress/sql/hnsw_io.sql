@@ -20,6 +20,11 @@ SET hnsw.prefetch_lookahead = 65;
 SET hnsw.prefetch_lookahead = -1;
 RESET hnsw.prefetch_lookahead;
 RESET hnsw.io_method;
+SHOW hnsw.beam_width;
+SET hnsw.beam_width = 16;
+SET hnsw.beam_width = 17;
+SET hnsw.beam_width = 0;
+RESET hnsw.beam_width;
 
 -- no scan yet in this session
 SELECT * FROM hnsw_last_scan_stats();
@@ -84,6 +89,53 @@ SELECT s.hops = r.hops AS hops_add_up, s.blocks = r.blocks AS blocks_add_up,
   FROM hnsw_last_scan_stats() s,
        (SELECT sum(hops) AS hops, sum(blocks) AS blocks FROM io_runs WHERE cfg = 'off' AND qid <= 3) r;
 RESET enable_seqscan;
+
+-- hnsw.beam_width (opt-in, results may differ from pgvector's): every query still returns its
+-- rows nearest first, finds as many of the exact nearest rows, and expands more candidates
+SET enable_seqscan = off;
+CREATE TABLE io_exact AS SELECT q.id AS qid, array(SELECT i.id FROM io_items i
+  ORDER BY i.v <-> q.v LIMIT 5) AS ids FROM io_queries q;
+SELECT count(*) FILTER (WHERE ids IS NULL) AS no_exact FROM io_exact;
+CREATE FUNCTION io_beam_run(beam int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE q record; found int[]; dists float8[];
+BEGIN
+  PERFORM set_config('hnsw.beam_width', beam::text, true);
+  PERFORM io_evict();
+  FOR q IN SELECT * FROM io_queries ORDER BY id LOOP
+    SELECT array_agg(id ORDER BY n), array_agg(d ORDER BY n) INTO found, dists
+      FROM (SELECT id, v <-> q.v AS d, row_number() OVER () AS n FROM
+             (SELECT id, v FROM io_items ORDER BY v <-> q.v LIMIT 5) s) t;
+    INSERT INTO io_runs SELECT 'beam ' || beam, q.id, found, s.hops, s.visited, s.blocks,
+      s.hits, s.reads, s.prefetched, s.heap_prefetches FROM hnsw_last_scan_stats() s
+      WHERE dists = (SELECT array_agg(x ORDER BY x) FROM unnest(dists) x);
+  END LOOP;
+END $$;
+SELECT io_beam_run(1);
+SELECT io_beam_run(4);
+SELECT io_beam_run(16);
+SELECT r.cfg, count(*) AS queries_in_order,
+       count(*) FILTER (WHERE r.ids IS DISTINCT FROM o.ids) AS different_ids,
+       sum((SELECT count(*) FROM unnest(r.ids) x WHERE x = ANY (e.ids))) AS exact_found,
+       sum((SELECT count(*) FROM unnest(o.ids) x WHERE x = ANY (e.ids))) AS exact_found_default,
+       CASE sign(sum(r.hops) - sum(o.hops)) WHEN 0 THEN 'same' WHEN 1 THEN 'more' ELSE 'fewer' END
+         AS hops,
+       count(*) FILTER (WHERE r.hits + r.reads <> r.blocks) AS unbalanced
+  FROM io_runs r JOIN io_runs o ON o.qid = r.qid AND o.cfg = 'off'
+  JOIN io_exact e ON e.qid = r.qid
+ WHERE r.cfg LIKE 'beam %' GROUP BY r.cfg ORDER BY r.cfg;
+-- an iterative scan with a beam keeps returning rows until enough match the filter, in order
+SET hnsw.beam_width = 4;
+SET hnsw.iterative_scan = strict_order;
+SELECT count(*) AS rows, bool_and(d >= prev) AS in_order FROM (
+  SELECT d, lag(d, 1, 0) OVER (ORDER BY n) AS prev FROM (
+    SELECT i.v <-> q.v AS d, row_number() OVER () AS n FROM io_queries q,
+      LATERAL (SELECT v FROM io_items i WHERE i.id % 50 = 0 ORDER BY i.v <-> q.v LIMIT 20) i
+     WHERE q.id = 1) s) t;
+RESET hnsw.iterative_scan;
+RESET hnsw.beam_width;
+RESET enable_seqscan;
+DROP FUNCTION io_beam_run(int);
+DROP TABLE io_exact;
 
 DROP TABLE io_runs;
 DROP FUNCTION io_run(text, text, int);

@@ -114,6 +114,7 @@ pub fn find_element_neighbors<S: GraphWrite>(
             layer,
             count_live_only,
             discard: false,
+            beam: 1,
         };
         let found = search_layer(store, &mut state, &q, &entries, true);
         // ef_construction bounds these structures (a few MB): a failure is not worth an error

@@ -36,6 +36,6 @@ pub use memory::InMemoryGraph;
 pub use repair::{vacuum, VacuumReport};
 pub use scan::{IterativeScan, Scan, ScanParams};
 pub use scan_memory::{AllocSetLayout, ContextEvent, ScanMemoryConfig};
-pub use search::{search, SearchStats};
+pub use search::{search, search_with_beam, SearchStats};
 pub use select::{select_neighbors, Selection};
 pub use storage::{Candidate, EntryPoint, GraphStore, GraphWrite, VacuumStore};

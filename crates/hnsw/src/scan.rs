@@ -50,6 +50,8 @@ pub struct ScanParams {
     /// Memory budget in bytes: `work_mem * hnsw.scan_mem_multiplier` (see
     /// [`memory_limit`]), compared with [`Scan::memory_allocated`].
     pub max_memory: usize,
+    /// `hnsw.beam_width`: candidates each layer-0 round expands together (1: pgvector's walk).
+    pub beam_width: usize,
 }
 
 impl Default for ScanParams {
@@ -59,6 +61,7 @@ impl Default for ScanParams {
             mode: IterativeScan::Off,
             max_scan_tuples: 20_000,
             max_memory: memory_limit(4096, 1.0),
+            beam_width: 1,
         }
     }
 }
@@ -235,6 +238,7 @@ impl<S: GraphStore> Scan<S> {
             layer: 0,
             count_live_only: false,
             discard: self.params.mode != IterativeScan::Off,
+            beam: self.params.beam_width,
         };
         let memory = self.memory.as_mut().map(|m| (m, key));
         layer_zero(store, &mut self.state, memory, &q, &entries, true)
@@ -289,6 +293,7 @@ impl<S: GraphStore> Scan<S> {
             layer: 0,
             count_live_only: false,
             discard: true,
+            beam: self.params.beam_width,
         };
         let memory = self
             .memory
@@ -448,6 +453,7 @@ mod tests {
                 mode,
                 max_scan_tuples: u64::MAX,
                 max_memory: limit,
+                beam_width: 1,
             };
             let mut scan = Scan::new(query.clone(), params).with_memory(config());
             let mut tuples_when_over = None;

@@ -63,6 +63,8 @@ pub(crate) struct LayerQuery<'q, V> {
     pub(crate) count_live_only: bool,
     /// Park dropped elements in the discarded queue (iterative scans).
     pub(crate) discard: bool,
+    /// Candidates expanded together, their neighbors loaded as one batch (1: pgvector's walk).
+    pub(crate) beam: usize,
 }
 
 /// Candidates, visited set and (for iterative scans) discarded queue that
@@ -213,17 +215,36 @@ pub(crate) fn search_layer<S: GraphStore>(
         }
     }
 
+    let beam = q.beam.max(1);
+    let mut round = Vec::with_capacity(beam);
     let mut neighbor_ids = Vec::new();
-    while let Some((current, current_distance)) = queues.c.pop() {
-        let (_, furthest) = queues.w.peek().expect("W holds at least the entries");
-        if current_distance > furthest {
+    let mut stopped = false;
+    while !stopped {
+        // Take up to `beam` candidates; the first one farther than W's furthest element ends
+        // the search (W is full then, so its furthest element can only come closer).
+        round.clear();
+        while round.len() < beam {
+            let Some((current, current_distance)) = queues.c.pop() else {
+                break;
+            };
+            let (_, furthest) = queues.w.peek().expect("W holds at least the entries");
+            if current_distance > furthest {
+                stopped = true;
+                break;
+            }
+            round.push(current);
+        }
+        if round.is_empty() {
             break;
         }
-        state.stats.hops += 1;
+        state.stats.hops += round.len() as u64;
 
-        // Gather the whole batch of unvisited neighbors first ...
+        // Gather the whole batch of unvisited neighbors first, candidate by candidate in
+        // the order they were taken, each list in stored order ...
         neighbor_ids.clear();
-        store.neighbors(&state.arena[current as usize], q.layer, &mut neighbor_ids);
+        for &current in &round {
+            store.neighbors(&state.arena[current as usize], q.layer, &mut neighbor_ids);
+        }
         if !state.reserve_batch(neighbor_ids.len(), &mut queues) {
             break;
         }
@@ -366,6 +387,7 @@ pub(crate) fn descend<S: GraphStore>(
             layer,
             count_live_only,
             discard: false,
+            beam: 1,
         };
         entries = search_layer(store, state, &q, &entries, true);
         layer -= 1;
@@ -381,6 +403,17 @@ pub fn search<S: GraphStore>(
     query: &S::Value,
     ef_search: usize,
 ) -> (Candidates<S::Id, S::Meta>, SearchStats) {
+    search_with_beam(store, query, ef_search, 1)
+}
+
+/// [`search`] whose layer-0 search expands up to `beam` candidates per round and loads all
+/// their unvisited neighbors as one batch (`hnsw.beam_width`); 1 is [`search`].
+pub fn search_with_beam<S: GraphStore>(
+    store: &mut S,
+    query: &S::Value,
+    ef_search: usize,
+    beam: usize,
+) -> (Candidates<S::Id, S::Meta>, SearchStats) {
     let mut state = SearchState::new();
     let Some(entry) = store.entry_point() else {
         return (Vec::new(), state.stats);
@@ -394,6 +427,7 @@ pub fn search<S: GraphStore>(
         layer: 0,
         count_live_only: false,
         discard: false,
+        beam,
     };
     let w = search_layer(store, &mut state, &q, &entries, true);
     let results = w

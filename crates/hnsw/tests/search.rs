@@ -304,6 +304,7 @@ fn iterative_scans_go_past_ef_search() {
             mode,
             max_scan_tuples: 1_000_000,
             max_memory: usize::MAX,
+            beam_width: 1,
         };
         let (scanned, _) = scan_all(&mut graph, &q, params);
         let unique: HashSet<u32> = scanned.iter().map(|x| x.0).collect();
@@ -345,6 +346,7 @@ fn iterative_scan_respects_max_scan_tuples() {
         mode: IterativeScan::Relaxed,
         max_scan_tuples: 400,
         max_memory: usize::MAX,
+        beam_width: 1,
     };
     let (limited, tuples) = scan_all(&mut graph, &q, params);
     assert!(tuples >= 400);

@@ -58,6 +58,7 @@ fn main() {
                 table_reads: 22,
                 resident_table_blocks: 0,
                 per_query_us: 0.0,
+                beam: 1,
             };
             let at = |lookahead| {
                 let settings = Settings {

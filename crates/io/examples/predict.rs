@@ -221,6 +221,7 @@ fn bench_config(
         table_reads: 22,
         resident_table_blocks: mem.resident_table,
         per_query_us: 0.0,
+        beam: 1,
     }
 }
 

@@ -42,6 +42,11 @@ static IO_METHOD: PgCell<c_int> = PgCell::new(IO_PREFETCH);
 static PREFETCH_LOOKAHEAD: PgCell<c_int> = PgCell::new(DEFAULT_PREFETCH_LOOKAHEAD);
 static HEAP_PREFETCH: PgCell<bool> = PgCell::new(true);
 static BUILD_PLACEMENT: PgCell<c_int> = PgCell::new(PLACE_NEIGHBORS);
+static BEAM_WIDTH: PgCell<c_int> = PgCell::new(1);
+
+/// `hnsw.beam_width` upper bound: wider beams read more blocks than they save round trips on
+/// every simulated disk (`crates/io/examples/beam.rs`).
+const MAX_BEAM_WIDTH: c_int = 16;
 
 /// `hnsw.io_method` values.
 const IO_OFF: c_int = 0;
@@ -212,6 +217,20 @@ pub fn init() {
             None,
             None,
         );
+        pg_sys::DefineCustomIntVariable(
+            c"hnsw.beam_width".as_ptr(),
+            c"Sets how many candidates each round of a graph search expands together".as_ptr(),
+            c"1 is pgvector's search. Wider beams read the neighbors of several candidates at once: fewer waits on slow storage, more pages read, and results that can differ from pgvector's.".as_ptr(),
+            BEAM_WIDTH.as_ptr(),
+            1,
+            1,
+            MAX_BEAM_WIDTH,
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
         pg_sys::DefineCustomEnumVariable(
             c"hnsw.build_placement".as_ptr(),
             c"Sets which elements share index pages when an index is built".as_ptr(),
@@ -331,6 +350,7 @@ pub fn scan_params() -> vector_hnsw::ScanParams {
         mode: iterative_scan(),
         max_scan_tuples: max_scan_tuples(),
         max_memory: vector_hnsw::scan::memory_limit(work_mem_kb(), scan_mem_multiplier()),
+        beam_width: BEAM_WIDTH.get().max(1) as usize,
     }
 }
 

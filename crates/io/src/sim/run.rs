@@ -7,7 +7,7 @@ use crate::counters::IoCounters;
 use crate::reader::forget_last_walk;
 use crate::settings::Settings;
 use vector_hnsw::memory::InMemoryGraph;
-use vector_hnsw::search;
+use vector_hnsw::{search, search_with_beam};
 
 /// Which walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,8 @@ pub struct RunConfig {
     pub resident_table_blocks: usize,
     /// Fixed CPU per query (planning, executor), µs.
     pub per_query_us: f64,
+    /// `hnsw.beam_width` of our walk (pgvector's walk has no beam).
+    pub beam: usize,
 }
 
 /// What a run did, per query on average.
@@ -57,6 +59,8 @@ pub struct RunResult {
     pub index_hits: f64,
     /// Hops per query.
     pub hops: f64,
+    /// Batches loaded per query: the walk's round trips to the disk.
+    pub rounds: f64,
     /// Elements visited per query.
     pub visited: f64,
     /// Our walk's counters, summed.
@@ -108,7 +112,7 @@ pub fn run(
         let (results, stats) = match walk {
             Walk::Ours(settings) => {
                 let mut store = PagedStore::new(graph, pages, &mut disk, settings, cfg.cpu);
-                let (results, stats) = search(&mut store, query, cfg.ef_search);
+                let (results, stats) = search_with_beam(&mut store, query, cfg.ef_search, cfg.beam);
                 let io = store.reader().counters();
                 add(&mut out.io, &io);
                 (results, stats)
@@ -133,6 +137,7 @@ pub fn run(
         out.index_reads += (after.reads - before.reads) as f64;
         out.index_hits += (after.hits - before.hits) as f64;
         out.hops += stats.hops as f64;
+        out.rounds += stats.load_batches as f64;
         out.visited += stats.visited as f64;
         out.results
             .push(results.iter().take(10).map(|c| c.id).collect());
@@ -142,6 +147,7 @@ pub fn run(
     out.index_reads /= n;
     out.index_hits /= n;
     out.hops /= n;
+    out.rounds /= n;
     out.visited /= n;
     out
 }
