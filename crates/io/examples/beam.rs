@@ -13,9 +13,7 @@ use std::path::PathBuf;
 use vector_hnsw::memory::l2_squared;
 use vector_hnsw::GraphParams;
 use vector_io::sim::run::{run, Cache, RunConfig, RunResult, Walk};
-use vector_io::sim::{
-    cache::cached_graph, random_vectors, CpuModel, DiskModel, HostModel, PageMap, SimConfig,
-};
+use vector_io::sim::{cache::cached_graph, random_vectors, DiskModel, PageMap};
 use vector_io::{IoMethod, Settings};
 
 const WIDTHS: [usize; 5] = [1, 2, 4, 8, 16];
@@ -58,23 +56,9 @@ fn main() {
         DiskModel::CLOUD_3K,
     ] {
         let cfg = |ef_search, beam| RunConfig {
-            sim: SimConfig {
-                disk,
-                host: HostModel::THIS_MACHINE,
-                shared_buffers: 16_880 * rows / 100_000,
-                page_cache: 6_400 * rows / 100_000,
-                io_concurrency: eic,
-                read_streams: true,
-            },
-            cpu: CpuModel {
-                per_element_us: 0.5,
-                per_hop_us: 2.0,
-            },
             ef_search,
-            table_reads: 22,
-            resident_table_blocks: 0,
-            per_query_us: 0.0,
             beam,
+            ..RunConfig::cold_py(disk, rows, eic)
         };
         let ours = |ef_search, beam| {
             let settings = Settings {

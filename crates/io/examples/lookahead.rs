@@ -11,9 +11,7 @@
 use std::path::PathBuf;
 use vector_hnsw::GraphParams;
 use vector_io::sim::run::{run, Cache, RunConfig, Walk};
-use vector_io::sim::{
-    cache::cached_graph, random_vectors, CpuModel, DiskModel, HostModel, PageMap, SimConfig,
-};
+use vector_io::sim::{cache::cached_graph, random_vectors, DiskModel, PageMap};
 use vector_io::{IoMethod, Settings};
 
 fn main() {
@@ -41,25 +39,7 @@ fn main() {
         DiskModel::CLOUD_16K,
     ] {
         for eic in [16, 32] {
-            let cfg = RunConfig {
-                sim: SimConfig {
-                    disk,
-                    host: HostModel::THIS_MACHINE,
-                    shared_buffers: 16_880 * rows / 100_000,
-                    page_cache: 6_400 * rows / 100_000,
-                    io_concurrency: eic,
-                    read_streams: true,
-                },
-                cpu: CpuModel {
-                    per_element_us: 0.5,
-                    per_hop_us: 2.0,
-                },
-                ef_search: 40,
-                table_reads: 22,
-                resident_table_blocks: 0,
-                per_query_us: 0.0,
-                beam: 1,
-            };
+            let cfg = RunConfig::cold_py(disk, rows, eic);
             let at = |lookahead| {
                 let settings = Settings {
                     method: IoMethod::Prefetch,

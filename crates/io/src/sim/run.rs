@@ -1,7 +1,7 @@
 //! Runs of queries over the simulated index: a cold run (caches dropped once, then queries one
 //! after the other, as `benches/hnsw/cold.py` measures), with our walk or pgvector's.
 
-use super::disk::{SimConfig, SimDisk};
+use super::disk::{DiskModel, HostModel, SimConfig, SimDisk};
 use super::graph::{CpuModel, PageMap, PagedStore, SerialStore};
 use crate::counters::IoCounters;
 use crate::reader::forget_last_walk;
@@ -27,6 +27,10 @@ pub enum Cache {
     Warm,
     /// The index in shared buffers.
     Resident,
+    /// Caches dropped, then the metapage and the blocks of the elements linked above layer 0
+    /// (their element and neighbor tuples) read into shared buffers: the navigation layers
+    /// prewarmed.
+    ColdUpperLayers,
 }
 
 /// What a run is.
@@ -44,6 +48,32 @@ pub struct RunConfig {
     pub per_query_us: f64,
     /// `hnsw.beam_width` of our walk (pgvector's walk has no beam).
     pub beam: usize,
+}
+
+impl RunConfig {
+    /// `cold.py`'s 100k x 768 servers scaled to `rows`: the index's shares of shared buffers
+    /// and of the page cache as `predict` models them, 22 table blocks per query, ef_search 40.
+    pub fn cold_py(disk: DiskModel, rows: usize, eic: usize) -> RunConfig {
+        RunConfig {
+            sim: SimConfig {
+                disk,
+                host: HostModel::THIS_MACHINE,
+                shared_buffers: 16_880 * rows / 100_000,
+                page_cache: 6_400 * rows / 100_000,
+                io_concurrency: eic,
+                read_streams: true,
+            },
+            cpu: CpuModel {
+                per_element_us: 0.5,
+                per_hop_us: 2.0,
+            },
+            ef_search: 40,
+            table_reads: 22,
+            resident_table_blocks: 0,
+            per_query_us: 0.0,
+            beam: 1,
+        }
+    }
 }
 
 /// What a run did, per query on average.
@@ -93,6 +123,12 @@ pub fn run(
     forget_last_walk();
     match cache {
         Cache::Cold => disk.drop_caches(),
+        Cache::ColdUpperLayers => {
+            disk.drop_caches();
+            for block in upper_layer_blocks(graph, pages) {
+                disk.prewarm(0, block..block + 1);
+            }
+        }
         Cache::Resident => disk.prewarm(0, 0..pages.blocks),
         Cache::Warm => disk.warm_page_cache(0, 0..pages.blocks),
     }
@@ -122,7 +158,7 @@ pub fn run(
                 search(&mut store, query, cfg.ef_search)
             }
         };
-        if cache == Cache::Cold {
+        if matches!(cache, Cache::Cold | Cache::ColdUpperLayers) {
             // The rows' table (TOAST) blocks, one after the other, each a new block.
             for _ in 0..cfg.table_reads {
                 disk.read_block(1, table_block);
@@ -150,6 +186,21 @@ pub fn run(
     out.rounds /= n;
     out.visited /= n;
     out
+}
+
+/// The metapage and the blocks holding the element and neighbor tuples of every element
+/// linked above layer 0, in block order.
+pub fn upper_layer_blocks(graph: &InMemoryGraph, pages: &PageMap) -> Vec<u32> {
+    let mut blocks = vec![0];
+    for id in 0..graph.slots() as u32 {
+        if graph.level(id) > 0 {
+            blocks.push(pages.block(id));
+            blocks.push(pages.neighbor_block(id));
+        }
+    }
+    blocks.sort_unstable();
+    blocks.dedup();
+    blocks
 }
 
 fn add(sum: &mut IoCounters, c: &IoCounters) {
