@@ -32,7 +32,10 @@ fn main() {
         ef_construction: 64,
     };
     let (vectors, graph) = cached_graph(&path, rows, 768, &params, 42).expect("graph cache");
-    let pages = PageMap::new(&graph, 768);
+    // Ours placed as our builds place them by default (graph neighbors together), pgvector's
+    // in its insertion order.
+    let pages = PageMap::placed(&graph, 768);
+    let pgvector_pages = PageMap::new(&graph, 768);
     let queries = random_vectors(100, 768, 4242);
     let truth: Vec<Vec<u32>> = queries.iter().map(|q| nearest(&vectors, q, 10)).collect();
     let recall = |r: &RunResult| {
@@ -78,7 +81,7 @@ fn main() {
         };
         let pgvector = run(
             &graph,
-            &pages,
+            &pgvector_pages,
             &queries,
             Walk::Pgvector,
             Cache::Cold,

@@ -41,7 +41,11 @@ fn main() {
         ("neighbors", PageMap::placed(&graph, 768)),
     ] {
         let prewarmed = upper_layer_blocks(&graph, &pages).len();
-        for disk in [DiskModel::THIS_MACHINE, DiskModel::NVME, DiskModel::CLOUD_16K] {
+        for disk in [
+            DiskModel::THIS_MACHINE,
+            DiskModel::NVME,
+            DiskModel::CLOUD_16K,
+        ] {
             let cfg = RunConfig::cold_py(disk, rows, eic);
             for (name, walk) in [("ours", ours), ("pgvector", Walk::Pgvector)] {
                 let cold = run(&graph, &pages, &queries, walk, Cache::Cold, &cfg);
