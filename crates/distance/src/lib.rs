@@ -32,6 +32,7 @@ pub use half;
 pub mod bits;
 pub mod f16;
 pub mod f32;
+pub mod prefetch;
 pub mod reference;
 pub mod sparse;
 

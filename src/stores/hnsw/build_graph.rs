@@ -38,6 +38,7 @@ use crate::storage::lwlock::{LockGuard, SharedLock, SHARED_LOCK_SIZE};
 use crate::storage::page::{maxalign, ItemPointer};
 use crate::stores::hnsw::format::{layer_m, neighbor_count, HEAPTIDS};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use vector_distance::prefetch::prefetch_lines;
 use vector_hnsw::connect::{update_connection, ConnectScratch, Link};
 use vector_hnsw::storage::{Candidate, Duplicate, EntryPoint, EntryUpdate, NewElement, Slot};
 use vector_hnsw::{GraphStore, GraphWrite};
@@ -350,22 +351,6 @@ impl Region for SharedRegion<'_> {
 /// How many elements ahead of the distance being computed `load` prefetches values.
 const AHEAD: usize = 2;
 
-/// Asks the CPU to bring `bytes` into its caches (a hint: no effect on results).
-#[inline(always)]
-fn prefetch(bytes: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    for line in bytes.chunks(64) {
-        // SAFETY: prefetching is a hint that never faults; the address is in bounds anyway.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                line.as_ptr().cast::<i8>(),
-            )
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = bytes;
-}
-
 /// A build graph over a region.
 pub struct BuildGraph<'s, R: Region> {
     support: &'s Support,
@@ -598,11 +583,11 @@ impl<R: Region> GraphStore for BuildGraph<'_, R> {
         // The batch is known up front: fetch the next element's value into the cache while
         // the distance to the current one is computed.
         for &id in ids.iter().take(AHEAD) {
-            prefetch(self.value_bytes(id));
+            prefetch_lines(self.value_bytes(id));
         }
         for (k, &id) in ids.iter().enumerate() {
             if let Some(&next) = ids.get(k + AHEAD) {
-                prefetch(self.value_bytes(next));
+                prefetch_lines(self.value_bytes(next));
             }
             let distance = query.distance(self.value_bytes(id));
             out.push(self.candidate(id, distance));

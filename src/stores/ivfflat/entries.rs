@@ -76,6 +76,8 @@ pub fn read_list(
     while let Some(block) = next {
         let guard = read_chain_page(rel, block, ReadMode::Shared, strategy, hints);
         let page = guard.page();
+        // The whole page is read: ask for all its lines now, not one vector's at a time.
+        vector_distance::prefetch::prefetch_lines(page.bytes());
         for (offset, item) in page.items() {
             let Ok((tid, value)) = parse_entry(item) else {
                 bad_entry(rel, block, offset);
