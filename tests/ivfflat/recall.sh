@@ -6,14 +6,16 @@
 #  * Per build: recall@10 at probes 1 and 10 after the build; after 2,000 more inserts; after
 #    deleting a tenth of the rows and VACUUM (the truth recomputed each time).
 #  * At probes = lists the scan is exact: recall is 1 on both libraries.
-#  * Ours' mean recall may not be lower than pgvector's by more than TOLERANCE (0.03: the
-#    spread of single builds at this size; benches/ measure finer over larger data).
-# Usage: tests/ivfflat/recall.sh [WORKDIR]   (OURS=..., PGVECTOR=..., BUILDS=3, ports)
+#  * Ours' mean recall may not be lower than pgvector's by more than TOLERANCE (0.03), or by
+#    more than three standard errors of the difference of the two means where the builds of
+#    this run spread wider (single builds at probes 1 moved by ±0.05 here); benches/ measure
+#    finer over larger data.
+# Usage: tests/ivfflat/recall.sh [WORKDIR]   (OURS=..., PGVECTOR=..., BUILDS=5, ports)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/ivfflat-recall.XXXXXX)}
 . "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
-builds=${BUILDS:-3}
+builds=${BUILDS:-5}
 tolerance=${TOLERANCE:-0.03}
 
 start ours
@@ -57,13 +59,25 @@ run() {
 run ours > "$work/ours.txt"
 run pgvector > "$work/pgvector.txt"
 mean() { awk -v p="$2" -v n="$3" '$1 == p && $2 == n { s += $3; c++ } END { printf "%.4f", s / c }' "$1"; }
+# The allowed shortfall: TOLERANCE, or three standard errors of the difference of the means.
+allowed() {
+  python3 - "$work/ours.txt" "$work/pgvector.txt" "$1" "$2" "$tolerance" <<'PY'
+import statistics, sys
+ours, pgv, phase, probes, tolerance = sys.argv[1:]
+def values(path):
+    return [float(r) for p, n, r in (l.split() for l in open(path)) if p == phase and n == probes]
+se = sum(statistics.variance(v) / len(v) for v in (values(ours), values(pgv))) ** 0.5
+print(f"{max(float(tolerance), 3 * se):.4f}")
+PY
+}
 for phase in build insert vacuum; do
   for probes in 1 10; do
     o=$(mean "$work/ours.txt" $phase $probes)
     p=$(mean "$work/pgvector.txt" $phase $probes)
-    echo "$phase, probes $probes: mean recall ours $o, pgvector $p"
-    at_least "$o" "$(python3 -c "print($p - $tolerance)")" ||
-      fail "$phase at probes $probes: ours $o is more than $tolerance below pgvector's $p"
+    a=$(allowed $phase $probes)
+    echo "$phase, probes $probes: mean recall ours $o, pgvector $p (allowed shortfall $a)"
+    at_least "$o" "$(python3 -c "print($p - $a)")" ||
+      fail "$phase at probes $probes: ours $o is more than $a below pgvector's $p"
   done
   for f in ours pgvector; do
     exact=$(mean "$work/$f.txt" $phase 100)
