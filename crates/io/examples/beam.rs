@@ -9,11 +9,9 @@
 //! Shared buffers and the page cache hold the shares of the index that `cold.py`'s servers
 //! give it (as `predict` models them), scaled to ROWS.
 
-use std::path::PathBuf;
 use vector_hnsw::memory::l2_squared;
-use vector_hnsw::GraphParams;
 use vector_io::sim::run::{run, Cache, RunConfig, RunResult, Walk};
-use vector_io::sim::{cache::cached_graph, random_vectors, DiskModel, PageMap};
+use vector_io::sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 use vector_io::{IoMethod, Settings};
 
 const WIDTHS: [usize; 5] = [1, 2, 4, 8, 16];
@@ -23,15 +21,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let rows: usize = args.next().map_or(20_000, |s| s.parse().expect("ROWS"));
     let eic: usize = args.next().map_or(16, |s| s.parse().expect("EIC"));
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-    let path = PathBuf::from(target).join(format!(
-        "vector-io-sim/graph-{rows}x768-m16-ef64-seed42.bin"
-    ));
-    let params = GraphParams {
-        m: 16,
-        ef_construction: 64,
-    };
-    let (vectors, graph) = cached_graph(&path, rows, 768, &params, 42).expect("graph cache");
+    let (vectors, graph) = example_graph(rows);
     // Ours placed as our builds place them by default (graph neighbors together), pgvector's
     // in its insertion order.
     let pages = PageMap::placed(&graph, 768);

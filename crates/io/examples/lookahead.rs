@@ -8,10 +8,8 @@
 //! Shared buffers and the page cache hold the shares of the index that `cold.py`'s servers
 //! give it (as `predict` models them), scaled to ROWS.
 
-use std::path::PathBuf;
-use vector_hnsw::GraphParams;
 use vector_io::sim::run::{run, Cache, RunConfig, Walk};
-use vector_io::sim::{cache::cached_graph, random_vectors, DiskModel, PageMap};
+use vector_io::sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 use vector_io::{IoMethod, Settings};
 
 fn main() {
@@ -19,15 +17,7 @@ fn main() {
         .nth(1)
         .map(|s| s.parse().expect("ROWS is a number"))
         .unwrap_or(20_000);
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-    let path = PathBuf::from(target).join(format!(
-        "vector-io-sim/graph-{rows}x768-m16-ef64-seed42.bin"
-    ));
-    let params = GraphParams {
-        m: 16,
-        ef_construction: 64,
-    };
-    let (_, graph) = cached_graph(&path, rows, 768, &params, 42).expect("graph cache");
+    let (_, graph) = example_graph(rows);
     let pages = PageMap::new(&graph, 768);
     let queries = random_vectors(100, 768, 4242);
     println!("| disk | eic | look-ahead 0 ms | look-ahead 1 ms | ÷ | look-ahead hints / q | unused / q |");

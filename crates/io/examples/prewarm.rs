@@ -7,25 +7,15 @@
 //! cargo run --release -p vector-io --example prewarm [-- ROWS [EIC]]   # default 20,000 x 768, eic 16
 //! ```
 
-use std::path::PathBuf;
-use vector_hnsw::GraphParams;
 use vector_io::sim::run::{run, upper_layer_blocks, Cache, RunConfig, Walk};
-use vector_io::sim::{cache::cached_graph, random_vectors, DiskModel, PageMap};
+use vector_io::sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 use vector_io::{IoMethod, Settings};
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let rows: usize = args.next().map_or(20_000, |s| s.parse().expect("ROWS"));
     let eic: usize = args.next().map_or(16, |s| s.parse().expect("EIC"));
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-    let path = PathBuf::from(target).join(format!(
-        "vector-io-sim/graph-{rows}x768-m16-ef64-seed42.bin"
-    ));
-    let params = GraphParams {
-        m: 16,
-        ef_construction: 64,
-    };
-    let (_, graph) = cached_graph(&path, rows, 768, &params, 42).expect("graph cache");
+    let (_, graph) = example_graph(rows);
     let queries = random_vectors(100, 768, 4242);
     let ours = Walk::Ours(Settings {
         method: IoMethod::Prefetch,

@@ -3,11 +3,25 @@
 
 use super::graph::{build_graph, random_vectors};
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use vector_hnsw::memory::{l2_squared, InMemoryGraph};
 use vector_hnsw::{EntryPoint, GraphParams};
 
 const MAGIC: &[u8; 8] = b"vioGRPH1";
+
+/// The examples' graph: `rows` random 768-dimensional vectors (seed 42), m 16,
+/// ef_construction 64, kept under `$CARGO_TARGET_DIR/vector-io-sim/` (default `target/`).
+pub fn example_graph(rows: usize) -> (Vec<Vec<f32>>, InMemoryGraph) {
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+    let path = PathBuf::from(target).join(format!(
+        "vector-io-sim/graph-{rows}x768-m16-ef64-seed42.bin"
+    ));
+    let params = GraphParams {
+        m: 16,
+        ef_construction: 64,
+    };
+    cached_graph(&path, rows, 768, &params, 42).expect("graph cache")
+}
 
 /// The graph of `n` random `dims`-dimensional vectors (seed `seed`), from `path` if it was
 /// built before with the same parameters, else built and written there. Returns the vectors
