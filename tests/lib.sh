@@ -87,6 +87,17 @@ differing() {
 within() { python3 -c "import sys; sys.exit(0 if abs($1 - $2) <= $3 + 1e-9 else 1)"; }
 # at_least A B: A >= B
 at_least() { python3 -c "import sys; sys.exit(0 if $1 >= $2 - 1e-9 else 1)"; }
+# allowed_shortfall TOLERANCE "A1 A2 ..." "B1 B2 ...": how far the mean of the As may fall below
+# the mean of the Bs: TOLERANCE, or three standard errors of the difference of the means when
+# these samples spread wider (build-to-build variance, e.g. of k-means or of ties in hamming).
+allowed_shortfall() {
+  python3 - "$@" <<'PY'
+import statistics, sys
+tolerance, a, b = float(sys.argv[1]), sys.argv[2].split(), sys.argv[3].split()
+se = sum(statistics.variance([float(x) for x in v]) / len(v) for v in (a, b) if len(v) > 1) ** 0.5
+print(f"{max(tolerance, 3 * se):.4f}")
+PY
+}
 
 # check_pages LIB INDEX TABLE: decode every page of INDEX and check its structure; every live
 # row of TABLE must be indexed (with EXACT=1: and nothing else, as after a VACUUM; CONCURRENT=1

@@ -59,17 +59,8 @@ run() {
 run ours > "$work/ours.txt"
 run pgvector > "$work/pgvector.txt"
 mean() { awk -v p="$2" -v n="$3" '$1 == p && $2 == n { s += $3; c++ } END { printf "%.4f", s / c }' "$1"; }
-# The allowed shortfall: TOLERANCE, or three standard errors of the difference of the means.
-allowed() {
-  python3 - "$work/ours.txt" "$work/pgvector.txt" "$1" "$2" "$tolerance" <<'PY'
-import statistics, sys
-ours, pgv, phase, probes, tolerance = sys.argv[1:]
-def values(path):
-    return [float(r) for p, n, r in (l.split() for l in open(path)) if p == phase and n == probes]
-se = sum(statistics.variance(v) / len(v) for v in (values(ours), values(pgv))) ** 0.5
-print(f"{max(float(tolerance), 3 * se):.4f}")
-PY
-}
+values() { awk -v p="$2" -v n="$3" '$1 == p && $2 == n { print $3 }' "$1" | xargs; }
+allowed() { allowed_shortfall "$tolerance" "$(values "$work/ours.txt" "$1" "$2")" "$(values "$work/pgvector.txt" "$1" "$2")"; }
 for phase in build insert vacuum; do
   for probes in 1 10; do
     o=$(mean "$work/ours.txt" $phase $probes)
