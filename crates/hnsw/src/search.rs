@@ -81,6 +81,10 @@ pub(crate) struct SearchState<Id, Meta> {
     loaded: Vec<Candidate<Id, Meta>>,
     /// Scratch for look-ahead: arena indices of upcoming candidates.
     upcoming: Vec<u32>,
+    /// Scratch of a round: the arena indices of the candidates it expands, and their
+    /// neighbors' ids (kept so that a layer search allocates neither).
+    round: Vec<u32>,
+    neighbor_ids: Vec<Id>,
     /// Bytes of a reservation that failed: the search stopped there, and its owner raises
     /// "out of memory" (an iterative scan's structures grow with its settings).
     pub(crate) out_of_memory: Option<usize>,
@@ -100,6 +104,8 @@ impl<Id: Copy + Eq + std::hash::Hash, Meta: Clone> SearchState<Id, Meta> {
             ids: Vec::new(),
             loaded: Vec::new(),
             upcoming: Vec::new(),
+            round: Vec::new(),
+            neighbor_ids: Vec::new(),
             out_of_memory: None,
             #[cfg(test)]
             reservations_left: None,
@@ -216,8 +222,8 @@ pub(crate) fn search_layer<S: GraphStore>(
     }
 
     let beam = q.beam.max(1);
-    let mut round = Vec::with_capacity(beam);
-    let mut neighbor_ids = Vec::new();
+    let mut round = std::mem::take(&mut state.round);
+    let mut neighbor_ids = std::mem::take(&mut state.neighbor_ids);
     let mut stopped = false;
     while !stopped {
         // Take up to `beam` candidates; the first one farther than W's furthest element ends
@@ -281,6 +287,8 @@ pub(crate) fn search_layer<S: GraphStore>(
             state.loaded = loaded;
         }
     }
+    state.round = round;
+    state.neighbor_ids = neighbor_ids;
 
     std::iter::from_fn(|| queues.w.pop().map(|(index, _)| index)).collect()
 }
