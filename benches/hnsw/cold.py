@@ -837,19 +837,25 @@ def get(run: dict | None, metric: str):
     return None if run is None else run[metric]
 
 
-def readahead_kb(path: Path) -> str:
-    """read_ahead_kb of the block device holding path (of its disk for a partition)."""
+def readahead_file(path: Path) -> Path | None:
+    """The read_ahead_kb file of the block device holding path (of its disk for a partition)."""
     dev = os.stat(path).st_dev
     base = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
     for queue in (base / "queue", base / ".." / "queue"):
-        try:
-            return (queue / "read_ahead_kb").read_text().strip()
-        except OSError:
-            pass
-    return "?"
+        if (queue / "read_ahead_kb").exists():
+            return queue / "read_ahead_kb"
+    return None
 
 
-def machine(workdir: Path) -> str:
+def readahead_kb(path: Path) -> str:
+    f = readahead_file(path)
+    try:
+        return f.read_text().strip() if f else "?"
+    except OSError:
+        return "?"
+
+
+def machine(workdir: Path, read_ahead: str | None = None) -> str:
     cpu = "?"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -858,8 +864,9 @@ def machine(workdir: Path) -> str:
                 break
     except OSError:
         pass
+    read_ahead = read_ahead or readahead_kb(workdir)
     return (f"{os.cpu_count()} CPUs ({cpu}), {mem_gib():.0f} GiB RAM, Linux "
-            f"{platform.release()}, read_ahead_kb {readahead_kb(workdir)} on the workdir's "
+            f"{platform.release()}, read_ahead_kb {read_ahead} on the workdir's "
             f"device, load average at the end {loadavg()}")
 
 
@@ -870,7 +877,7 @@ def markdown(args, res: dict, svg_name: str) -> str:
         f"# {AM} with a cold cache: ours vs pgvector 0.8.6",
         "",
         f"- started {res['started']}, finished {res['finished']} "
-        f"({res['seconds'] / 60:.0f} min); host: {machine(args.workdir)}",
+        f"({res['seconds'] / 60:.0f} min); host: {machine(args.workdir, res.get('read_ahead_kb'))}",
         *(f"- {name} server: {desc}" for name, desc in res["servers"].items()),
         f"- data: {args.n} {args.dataset} vectors of {args.dim} floats (seed {args.seed}), "
         f"{args.queries} queries (a different vector per search, the same ones for every "
@@ -1131,6 +1138,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--beams", help="hnsw.beam_width variants of ours at eic 16, each W or "
                    "W@EF (with hnsw.ef_search EF), e.g. '2,4,4@35'; key 'ours prefetch la0 w4 ef35'")
     p.add_argument("--rebuild", action="store_true", help="rebuild both indexes first")
+    p.add_argument("--read-ahead-kb", type=int,
+                   help="the workdir device's kernel read-ahead for this run (restored after; "
+                        "Linux's default is 128, this machine's disk has 8192)")
     p.add_argument("--rotate", type=int, default=0,
                    help="start the rotation of the run order here (alternate it between "
                    "invocations to A/B over rounds)")
@@ -1219,6 +1229,14 @@ def main(argv: list[str]) -> int:
     servers = {s: Server(s, installs[s], ports[s], work / s, {}) for s in SIDES}
     cgroups = {s: MemoryCgroup(f"vector-cold-{s}-{ports[s]}") for s in SIDES}
     refuse_running(servers)
+    readahead_was = None
+    if args.read_ahead_kb is not None:
+        ra = readahead_file(work)
+        if ra is None:
+            raise SystemExit(f"no read_ahead_kb for the device of {work}")
+        readahead_was = ra.read_text().strip()
+        ra.write_text(str(args.read_ahead_kb))
+        log(f"read_ahead_kb {readahead_was} -> {args.read_ahead_kb} ({ra})")
     ds = Dataset(args.dataset, args.n, args.dim, args.pool, args.seed)
     db = ds.database
 
@@ -1298,6 +1316,9 @@ def main(argv: list[str]) -> int:
             srv.stop()
         for cg in cgroups.values():
             cg.remove()
+        if readahead_was is not None:
+            res["read_ahead_kb"] = readahead_kb(work)
+            readahead_file(work).write_text(readahead_was)
 
     res["finished"] = now()
     res["seconds"] = time.perf_counter() - t_start

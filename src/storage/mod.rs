@@ -363,11 +363,67 @@ impl Relation {
         }
     }
 
-    /// Asks the kernel to read blocks `first..first + count` ahead (`smgrprefetch`, one
-    /// advisory read for the range on PG 17+, one per block before): no lookup in shared
-    /// buffers, no pin. Every block must exist. Returns whether a read was asked for.
+    /// Asks the kernel to read ahead the blocks of `first..first + count` that are not in
+    /// shared buffers, one advisory read per run of such blocks (`smgrprefetch`; one per block
+    /// before PG 17), no pin. A block in shared buffers is skipped: the kernel would read it
+    /// from the device again for nothing once the page cache has dropped it (measured: 6 MB
+    /// more per ivfflat query, 1.15 of `off`'s time, with Linux's default 128 kB read-ahead).
+    /// Every block must exist. Returns whether a read was asked for.
     pub fn prefetch_range(&self, first: BlockNumber, count: u32) -> bool {
         if count == 0 || first.checked_add(count).is_none() {
+            return false;
+        }
+        let mut asked = false;
+        let mut run = first;
+        for block in first..first + count {
+            if self.in_shared_buffers(block) {
+                asked |= self.prefetch_run(run, block - run);
+                run = block + 1;
+            }
+        }
+        asked | self.prefetch_run(run, first + count - run)
+    }
+
+    /// Whether `block` has a buffer in shared buffers (valid or being read), looked up in the
+    /// buffer mapping table as `PrefetchBuffer` does, without pinning it. Always false for
+    /// relations in local buffers (temporary tables).
+    fn in_shared_buffers(&self, block: BlockNumber) -> bool {
+        // SAFETY: the relation is open, so rd_rel and its locator are valid; the buffer table
+        // is read under its partition's lock in shared mode, as bufmgr.c does, and the lock
+        // is released before returning (nothing between can raise an error).
+        unsafe {
+            let rel = &*self.raw;
+            if (*rel.rd_rel).relpersistence as u8 == pg_sys::RELPERSISTENCE_TEMP {
+                return false;
+            }
+            let mut tag = pg_sys::BufferTag::default();
+            #[cfg(not(feature = "pg15"))]
+            {
+                tag.spcOid = rel.rd_locator.spcOid;
+                tag.dbOid = rel.rd_locator.dbOid;
+                tag.relNumber = rel.rd_locator.relNumber;
+            }
+            #[cfg(feature = "pg15")]
+            {
+                tag.rnode = rel.rd_node;
+            }
+            tag.forkNum = self.fork.number();
+            tag.blockNum = block;
+            let hash = pg_sys::BufTableHashCode(&mut tag);
+            let partition =
+                pg_sys::BUFFER_MAPPING_LWLOCK_OFFSET + hash % pg_sys::NUM_BUFFER_PARTITIONS;
+            let lock = &raw mut (*pg_sys::MainLWLockArray.add(partition as usize)).lock;
+            pg_sys::LWLockAcquire(lock, pg_sys::LWLockMode::LW_SHARED);
+            let buffer = pg_sys::BufTableLookup(&mut tag, hash);
+            pg_sys::LWLockRelease(lock);
+            buffer >= 0
+        }
+    }
+
+    /// One advisory read of blocks `first..first + count` (`smgrprefetch`; one per block
+    /// before PG 17).
+    fn prefetch_run(&self, first: BlockNumber, count: u32) -> bool {
+        if count == 0 {
             return false;
         }
         // SAFETY: the relation is open, so RelationGetSmgr returns its (cached) smgr handle;
@@ -766,6 +822,37 @@ mod tests {
             assert_ne!(page.header().lsn, 0, "the change was WAL-logged");
             drop(r);
             assert_eq!(rel.prefetch_block(block), Prefetch::Cached);
+        });
+    }
+
+    #[pg_test]
+    #[cfg(feature = "pg18")]
+    fn range_hints_look_blocks_up_in_shared_buffers() {
+        Spi::run("create table st_lookup(i int)").unwrap();
+        with_table("st_lookup", |rel| {
+            let blocks: Vec<BlockNumber> = (0..3).map(|_| add_page(rel)).collect();
+            for &block in &blocks {
+                assert!(
+                    rel.in_shared_buffers(block),
+                    "block {block} was just written"
+                );
+            }
+            assert!(!rel.in_shared_buffers(3), "past the end: never read");
+            let (mut evicted, mut flushed, mut skipped) = (0, 0, 0);
+            // SAFETY: the relation is open and none of its buffers is pinned here.
+            unsafe {
+                pg_sys::EvictRelUnpinnedBuffers(rel.raw, &mut evicted, &mut flushed, &mut skipped)
+            };
+            assert_eq!((evicted, skipped), (3, 0));
+            for &block in &blocks {
+                assert!(!rel.in_shared_buffers(block), "block {block} was evicted");
+            }
+            drop(rel.read_page(blocks[1], ReadMode::Shared));
+            let found: Vec<bool> = blocks.iter().map(|&b| rel.in_shared_buffers(b)).collect();
+            assert_eq!(found, [false, true, false]);
+            // Blocks 0 and 2 are hinted (two runs), block 1 is skipped.
+            assert!(rel.prefetch_range(0, 3));
+            assert_eq!(rel.prefetch_block(blocks[1]), Prefetch::Cached);
         });
     }
 
