@@ -135,7 +135,8 @@ DEFAULT_LOOKAHEAD = 0  # hnsw.prefetch_lookahead's default in our library
 LOOKAHEAD = 2  # the look-ahead measured against it at every eic
 EXTRA_EIC = 16  # the eic of the look-ahead and table-prefetch variants
 ONLY: set[str] = set()  # --only: the keys of ours' configurations to run (all when empty)
-BEAMS: list[tuple[int, int | None]] = []  # --beams: (beam width, ef_search) variants at EXTRA_EIC
+# --beams: (beam width, ef_search, look-ahead) variants at EXTRA_EIC
+BEAMS: list[tuple[int, int | None, int]] = []
 ROTATE = 0  # --rotate: extra rotation of ours' configurations and pgvector's place
 AM = "hnsw"  # --am
 
@@ -235,8 +236,7 @@ def ours_configs(eic: int) -> list[Config]:
     if eic == EXTRA_EIC:
         configs += [Config("ours", "prefetch", la) for la in (1, 4, 8)]
         configs.append(Config("ours", "prefetch", DEFAULT_LOOKAHEAD, heap_prefetch=False))
-        configs += [Config("ours", "prefetch", DEFAULT_LOOKAHEAD, beam=w, ef_search=ef)
-                    for w, ef in BEAMS]
+        configs += [Config("ours", "prefetch", la, beam=w, ef_search=ef) for w, ef, la in BEAMS]
     if ONLY:
         configs = [c for c in configs if c.key in ONLY]
     return configs
@@ -1136,7 +1136,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--only", help="comma-separated keys of ours' configurations to run, "
                    "e.g. 'ours prefetch la0,ours prefetch la0 noheap' (pgvector always runs)")
     p.add_argument("--beams", help="hnsw.beam_width variants of ours at eic 16, each W or "
-                   "W@EF (with hnsw.ef_search EF), e.g. '2,4,4@35'; key 'ours prefetch la0 w4 ef35'")
+                   "W@EF (with hnsw.ef_search EF), either with :laN (hnsw.prefetch_lookahead N), e.g. "
+                   "'2,4,4@35,4:la1'; key 'ours prefetch la0 w4 ef35'")
     p.add_argument("--rebuild", action="store_true", help="rebuild both indexes first")
     p.add_argument("--read-ahead-kb", type=int,
                    help="the workdir device's kernel read-ahead for this run (restored after; "
@@ -1212,8 +1213,9 @@ def main(argv: list[str]) -> int:
         ONLY.update(key.strip() for key in args.only.split(","))
     for item in (args.beams or "").split(","):
         if item.strip():
-            w, _, ef = item.strip().partition("@")
-            BEAMS.append((int(w), int(ef) if ef else None))
+            spec, _, la = item.strip().partition(":la")
+            w, _, ef = spec.partition("@")
+            BEAMS.append((int(w), int(ef) if ef else None, int(la) if la else DEFAULT_LOOKAHEAD))
     global ROTATE
     ROTATE = args.rotate
     if os.geteuid() != 0:
