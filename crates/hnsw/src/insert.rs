@@ -136,16 +136,22 @@ pub fn find_element_neighbors<S: GraphWrite>(
 }
 
 /// Which slot of `neighbor`'s list on `layer` should point to `new`, if any.
-/// `new.distance` must be the distance between the two.
-pub(crate) fn back_link_slot<S: GraphWrite>(
+/// `new.distance` must be the distance between the two. With `check_existing`,
+/// a list that already names `new` needs none (the write would skip it too), so
+/// the list's distances are not computed.
+pub fn back_link_slot<S: GraphWrite>(
     store: &mut S,
     neighbor: &Candidate<S::Id, S::Meta>,
     new: Candidate<S::Id, S::Meta>,
     layer: u8,
     lm: usize,
+    check_existing: bool,
 ) -> Option<Slot> {
     let mut ids = Vec::with_capacity(lm);
     store.neighbors(neighbor, layer, &mut ids);
+    if check_existing && ids.contains(&new.id) {
+        return None;
+    }
     if ids.len() < lm {
         return Some(Slot::FirstFree);
     }

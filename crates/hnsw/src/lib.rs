@@ -33,7 +33,7 @@ mod id_set;
 
 pub use insert::{insert, GraphParams, InsertOutcome};
 pub use memory::InMemoryGraph;
-pub use repair::{vacuum, VacuumReport};
+pub use repair::{vacuum, vacuum_with, RepairMode, VacuumReport};
 pub use scan::{IterativeScan, Scan, ScanParams};
 pub use scan_memory::{AllocSetLayout, ContextEvent, ScanMemoryConfig};
 pub use search::{search, search_with_beam, SearchStats};

@@ -20,12 +20,23 @@
 //!    above the entry point's level becomes the new entry point.
 //! 3. Confirm that no live element still refers to a deleting one, then mark
 //!    the deleting elements deleted so their space can be reused.
+//!
+//! [`RepairMode::Local`] replaces the per-element search of step 2 (the bulk
+//! of a vacuum's work: at 10% deleted nearly every element links to a
+//! deleting one) with a re-selection among the candidates at hand: on each
+//! layer that names a deleting element, the element's other neighbors and the
+//! deleting neighbors' own neighbors. Layers without a deleting neighbor are
+//! kept as they are. The entry point's repairs, elements above the entry
+//! point's level, elements repaired only for an unfilled layer 0, and layers
+//! left with no candidate still search, as in pgvector.
 
 use crate::id_set::IdSet;
 use crate::insert::{
-    find_element_neighbors, layer_ids, update_neighbors, GraphParams, NeighborTarget,
+    find_element_neighbors, layer_ids, update_neighbors, GraphParams, LayerNeighbors,
+    NeighborTarget,
 };
 use crate::search::SearchStats;
+use crate::select::select_neighbors;
 use crate::storage::{Candidate, ElementHeader, EntryPoint, EntryUpdate, GraphLock, VacuumStore};
 
 /// What a vacuum run did.
@@ -39,6 +50,16 @@ pub struct VacuumReport {
     pub entry_point_replaced: bool,
     /// Search work done by the repairs.
     pub stats: SearchStats,
+}
+
+/// How vacuum rebuilds the lists of a live element that links to a deleting one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RepairMode {
+    /// pgvector's: a new neighbor search for the element from the entry point.
+    #[default]
+    Search,
+    /// Re-select among the element's live neighbors and its deleting neighbors' neighbors.
+    Local,
 }
 
 /// A live element still refers to an element about to be deleted.
@@ -114,6 +135,7 @@ pub fn repair_element<S: VacuumStore>(
 struct Vacuum<'s, S: VacuumStore> {
     store: &'s mut S,
     params: GraphParams,
+    mode: RepairMode,
     deleting: IdSet<S::Id>,
     deleting_order: Vec<S::Id>,
     peaks: Peaks<S::Id>,
@@ -121,15 +143,25 @@ struct Vacuum<'s, S: VacuumStore> {
     report: VacuumReport,
 }
 
-/// Runs all vacuum passes. The store's heap-TID pass decides which heap
-/// TIDs are dead.
+/// Runs all vacuum passes with pgvector's repair. The store's heap-TID pass
+/// decides which heap TIDs are dead.
 pub fn vacuum<S: VacuumStore>(
     store: &mut S,
     params: &GraphParams,
 ) -> Result<VacuumReport, NotRepaired<S::Id>> {
+    vacuum_with(store, params, RepairMode::Search)
+}
+
+/// Runs all vacuum passes, repairing elements as `mode` says.
+pub fn vacuum_with<S: VacuumStore>(
+    store: &mut S,
+    params: &GraphParams,
+    mode: RepairMode,
+) -> Result<VacuumReport, NotRepaired<S::Id>> {
     let mut run = Vacuum {
         store,
         params: *params,
+        mode,
         deleting: IdSet::default(),
         deleting_order: Vec::new(),
         peaks: Peaks {
@@ -228,7 +260,11 @@ impl<S: VacuumStore> Vacuum<'_, S> {
             self.store.lock(lock);
             entry = self.store.entry_point();
         }
-        self.repair(element, entry);
+        let local =
+            self.mode == RepairMode::Local && !above(entry) && self.repair_locally(element, entry);
+        if !local {
+            self.repair(element, entry);
+        }
         if above(entry) {
             let point = EntryPoint {
                 id: element.id,
@@ -238,6 +274,82 @@ impl<S: VacuumStore> Vacuum<'_, S> {
                 .set_entry_point(Some(point), EntryUpdate::IfHigher);
         }
         self.store.unlock(lock);
+    }
+
+    /// [`RepairMode::Local`]'s repair of one element; false when it must search instead
+    /// (it is the entry point, no list names a deleting element, or a layer would be left
+    /// without neighbors).
+    fn repair_locally(
+        &mut self,
+        element: &Candidate<S::Id, S::Meta>,
+        entry: Option<EntryPoint<S::Id>>,
+    ) -> bool {
+        if entry.is_some_and(|e| e.id == element.id) {
+            return false;
+        }
+        let value = self.store.value(element);
+        let mut lists: Vec<Vec<S::Id>> = Vec::with_capacity(element.level as usize + 1);
+        let mut changed: LayerNeighbors<S::Id, S::Meta> = Vec::with_capacity(lists.capacity());
+        let mut stats = SearchStats::default();
+        let mut ids = Vec::new();
+        let mut rebuilt = false;
+        for layer in 0..=element.level {
+            let mut current = Vec::new();
+            self.store.neighbors(element, layer, &mut current);
+            let dead: Vec<S::Id> = current
+                .iter()
+                .copied()
+                .filter(|id| self.deleting.contains(id))
+                .collect();
+            if dead.is_empty() {
+                lists.push(current);
+                changed.push(Vec::new());
+                continue;
+            }
+            rebuilt = true;
+            // Candidates in first-seen order: the kept neighbors, then each deleting
+            // neighbor's list in slot order.
+            let mut seen = IdSet::default();
+            let mut pool: Vec<S::Id> = Vec::new();
+            seen.insert(element.id);
+            for id in current.iter().filter(|id| !self.deleting.contains(id)) {
+                if seen.insert(*id) {
+                    pool.push(*id);
+                }
+            }
+            for &gone in &dead {
+                let gone = self.store.load_element(gone);
+                ids.clear();
+                self.store.neighbors(&gone, layer, &mut ids);
+                stats.hops += 1;
+                for id in &ids {
+                    if !self.deleting.contains(id) && seen.insert(*id) {
+                        pool.push(*id);
+                    }
+                }
+            }
+            let mut candidates = Vec::with_capacity(pool.len());
+            self.store.load(&value, &pool, &mut candidates);
+            stats.load_batches += 1;
+            stats.distances += candidates.len() as u64;
+            stats.visited += pool.len() as u64;
+            candidates.retain(|c| c.live);
+            if candidates.is_empty() {
+                return false;
+            }
+            let lm = self.params.layer_capacity(layer);
+            let selected = select_neighbors(self.store, candidates, lm, true).neighbors;
+            lists.push(selected.iter().map(|c| c.id).collect());
+            changed.push(selected);
+        }
+        if !rebuilt {
+            return false;
+        }
+        self.store.write_neighbors(element, &lists);
+        update_neighbors(self.store, element, &changed, &self.params, true);
+        self.report.stats.add(&stats);
+        self.report.repaired += 1;
+        true
     }
 
     fn repair_entry_point(&mut self) {

@@ -221,7 +221,9 @@ pub trait GraphWrite: GraphStore {
     ) where
         Self: Sized,
     {
-        if let Some(slot) = crate::insert::back_link_slot(self, neighbor, new.clone(), layer, lm) {
+        if let Some(slot) =
+            crate::insert::back_link_slot(self, neighbor, new.clone(), layer, lm, check_existing)
+        {
             self.set_neighbor(neighbor, layer, new.id, slot, check_existing);
         }
     }

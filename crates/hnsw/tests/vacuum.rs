@@ -7,7 +7,9 @@ use std::collections::HashSet;
 use common::{brute_force, recall, Clustered, Tweaks, Wrapped};
 use vector_hnsw::level::SplitMix64;
 use vector_hnsw::memory::l2_squared;
-use vector_hnsw::{search, vacuum, GraphParams, InMemoryGraph, InsertOutcome};
+use vector_hnsw::{
+    search, vacuum, vacuum_with, GraphParams, InMemoryGraph, InsertOutcome, RepairMode,
+};
 
 fn params() -> GraphParams {
     GraphParams {
@@ -192,4 +194,152 @@ fn dead_heap_tids_of_shared_elements() {
     assert_eq!(report.deleted, 1);
     assert!(graph.is_deleted(40));
     assert_eq!(dangling_links(&graph), vec![]);
+}
+
+fn mean_recall(graph: &mut InMemoryGraph, vectors: &[Vec<f32>], queries: &[Vec<f32>]) -> f64 {
+    let live = graph.live_ids();
+    let mut total = 0.0;
+    for q in queries {
+        let truth = brute_force(vectors, &live, q, 10);
+        let (found, _) = search(graph, q, 40);
+        assert!(found.iter().all(|c| graph.is_live(c.id)));
+        let ids: Vec<u32> = found.iter().take(10).map(|c| c.id).collect();
+        total += recall(&ids, &truth);
+    }
+    total / queries.len() as f64
+}
+
+struct RepairComparison {
+    recall_search: f64,
+    recall_local: f64,
+    loads_search: u64,
+    loads_local: u64,
+    unreachable_search: usize,
+    unreachable_local: usize,
+}
+
+/// Deletes 10% of `graph`, vacuums one copy with each repair mode and measures both.
+fn compare_repairs(
+    graph: InMemoryGraph,
+    vectors: &[Vec<f32>],
+    queries: &[Vec<f32>],
+    params: &GraphParams,
+) -> RepairComparison {
+    let n = vectors.len();
+    let mut graph = graph;
+    let mut rng = SplitMix64::new(5);
+    let mut doomed = HashSet::new();
+    while doomed.len() < n / 10 {
+        doomed.insert((rng.next_u64() % n as u64) as u32);
+    }
+    for &id in &doomed {
+        graph.kill_element(id);
+    }
+    let mut searched = graph.clone();
+    let before = searched.counters;
+    let report_search = vacuum(&mut searched, params).unwrap();
+    let loads_search = searched.counters.loaded - before.loaded;
+    let mut local = graph;
+    let before = local.counters;
+    let report_local = vacuum_with(&mut local, params, RepairMode::Local).unwrap();
+    let loads_local = local.counters.loaded - before.loaded;
+    for (g, report) in [(&searched, &report_search), (&local, &report_local)] {
+        assert_eq!(report.deleted, doomed.len());
+        assert_eq!(dangling_links(g), vec![]);
+        // Many live elements named a deleted one (the counts differ a little between
+        // modes: each repair's back-links change which lists name a deleted one later).
+        assert!(report.repaired > (n - doomed.len()) / 3, "{report:?}");
+    }
+    let c = RepairComparison {
+        recall_search: mean_recall(&mut searched, vectors, queries),
+        recall_local: mean_recall(&mut local, vectors, queries),
+        loads_search,
+        loads_local,
+        unreachable_search: unreachable_on(&searched, 0).len(),
+        unreachable_local: unreachable_on(&local, 0).len(),
+    };
+    eprintln!(
+        "recall@10 search repair {:.4} ({} loads, {} unreachable), local {:.4} ({} loads, {} \
+         unreachable)",
+        c.recall_search,
+        c.loads_search,
+        c.unreachable_search,
+        c.recall_local,
+        c.loads_local,
+        c.unreachable_local
+    );
+    c
+}
+
+/// Local repair re-selects among the neighbors at hand instead of searching: no link to a
+/// deleted element is left, recall stays within a point of pgvector's search repair, with less
+/// distance work. Clustered data: nothing becomes unreachable.
+#[test]
+fn local_repair_keeps_recall_with_a_fraction_of_the_work() {
+    let (graph, vectors, mut data) = build(3_000, 24, 21);
+    let queries: Vec<Vec<f32>> = (0..100).map(|_| data.point()).collect();
+    let c = compare_repairs(graph, &vectors, &queries, &params());
+    assert_eq!((c.unreachable_search, c.unreachable_local), (0, 0));
+    assert!(c.recall_local >= c.recall_search - 0.01);
+    // Most of what is left is back-links (each costs a list's distances).
+    assert!(c.loads_local * 3 < c.loads_search * 2);
+}
+
+/// The same on harder data (one Gaussian blob in 32 dimensions, m = 8), where pgvector's own
+/// repair leaves a few elements unreachable: local repair may not leave many more.
+#[test]
+fn local_repair_on_hard_data() {
+    let params = GraphParams {
+        m: 8,
+        ef_construction: 64,
+    };
+    let mut data = Clustered::new(21, 1, 32, 1.0);
+    let vectors = data.points(3_000);
+    let mut rng = SplitMix64::new(21);
+    let (graph, _) = InMemoryGraph::build(&vectors, &params, l2_squared, &mut || rng.next_f64());
+    let queries: Vec<Vec<f32>> = (0..100).map(|_| data.point()).collect();
+    let c = compare_repairs(graph, &vectors, &queries, &params);
+    assert!(c.recall_local >= c.recall_search - 0.01);
+    assert!(c.unreachable_local <= c.unreachable_search + 3);
+    assert!(c.loads_local * 3 < c.loads_search);
+}
+
+/// Repair's back-links skip a list that already names the element before computing the
+/// list's distances; pgvector computes them first and then skips the write. The graph must
+/// come out the same, with fewer distances.
+#[test]
+fn back_links_checked_first_give_the_same_graph() {
+    let (mut graph, _, _) = build(2_000, 16, 31);
+    let mut rng = SplitMix64::new(9);
+    for _ in 0..200 {
+        graph.kill_element((rng.next_u64() % 2_000) as u32);
+    }
+    let mut eager = Wrapped::new(
+        graph.clone(),
+        Tweaks {
+            eager_back_links: true,
+            ..Tweaks::default()
+        },
+    );
+    let mut checked = Wrapped::new(graph, Tweaks::default());
+    let a = vacuum(&mut eager, &params()).unwrap();
+    let b = vacuum(&mut checked, &params()).unwrap();
+    assert_eq!((a.deleted, a.repaired), (b.deleted, b.repaired));
+    let (eager, checked) = (eager.inner, checked.inner);
+    assert_eq!(eager.live_ids(), checked.live_ids());
+    assert_eq!(eager.entry(), checked.entry());
+    for id in 0..eager.slots() as u32 {
+        for layer in 0..=eager.level(id) {
+            assert_eq!(
+                eager.neighbor_ids(id, layer),
+                checked.neighbor_ids(id, layer),
+                "element {id} layer {layer}"
+            );
+        }
+    }
+    eprintln!(
+        "loads: pgvector's order {}, checked first {}",
+        eager.counters.loaded, checked.counters.loaded
+    );
+    assert!(checked.counters.loaded < eager.counters.loaded);
 }

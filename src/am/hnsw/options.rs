@@ -43,6 +43,7 @@ static PREFETCH_LOOKAHEAD: PgCell<c_int> = PgCell::new(DEFAULT_PREFETCH_LOOKAHEA
 static HEAP_PREFETCH: PgCell<bool> = PgCell::new(true);
 static BUILD_PLACEMENT: PgCell<c_int> = PgCell::new(PLACE_NEIGHBORS);
 static BEAM_WIDTH: PgCell<c_int> = PgCell::new(1);
+static VACUUM_REPAIR: PgCell<c_int> = PgCell::new(REPAIR_SEARCH);
 
 /// `hnsw.beam_width` upper bound: wider beams read more blocks than they save round trips on
 /// every simulated disk (`crates/io/examples/beam.rs`).
@@ -71,6 +72,16 @@ const PLACE_INSERTION: c_int = 1;
 static BUILD_PLACEMENT_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 3]> = StaticTable([
     enum_entry(c"neighbors", PLACE_NEIGHBORS),
     enum_entry(c"insertion", PLACE_INSERTION),
+    ENUM_END,
+]);
+
+/// `hnsw.vacuum_repair` values.
+const REPAIR_SEARCH: c_int = 0;
+const REPAIR_LOCAL: c_int = 1;
+
+static VACUUM_REPAIR_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 3]> = StaticTable([
+    enum_entry(c"search", REPAIR_SEARCH),
+    enum_entry(c"local", REPAIR_LOCAL),
     ENUM_END,
 ]);
 
@@ -244,6 +255,19 @@ pub fn init() {
             None,
             None,
         );
+        pg_sys::DefineCustomEnumVariable(
+            c"hnsw.vacuum_repair".as_ptr(),
+            c"Sets how VACUUM reconnects elements that linked to deleted ones".as_ptr(),
+            c"search runs a new neighbor search for each, as pgvector does; local chooses among their other neighbors and the deleted neighbors' neighbors, which costs a fraction of the reads and distances.".as_ptr(),
+            VACUUM_REPAIR.as_ptr(),
+            REPAIR_SEARCH,
+            VACUUM_REPAIR_OPTIONS.0.as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
         // For A/B measurements of the table-row hints: superusers only, and it can only turn
         // hints off (never changes results).
         pg_sys::DefineCustomBoolVariable(
@@ -368,6 +392,14 @@ pub fn build_placement() -> Placement {
     match BUILD_PLACEMENT.get() {
         PLACE_INSERTION => Placement::Insertion,
         _ => Placement::Neighbors,
+    }
+}
+
+/// `hnsw.vacuum_repair`.
+pub fn vacuum_repair() -> vector_hnsw::RepairMode {
+    match VACUUM_REPAIR.get() {
+        REPAIR_LOCAL => vector_hnsw::RepairMode::Local,
+        _ => vector_hnsw::RepairMode::Search,
     }
 }
 

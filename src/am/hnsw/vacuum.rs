@@ -4,9 +4,11 @@
 //! TIDs the callback reports dead, repair every element that links to an element left without
 //! heap TIDs (the entry point first, replacing it if it is being deleted), wait for in-flight
 //! inserts and scans, confirm nothing links to those elements any more, then mark them deleted
-//! so inserts can reuse their space. Cleanup only reports the number of pages
-//! ([`crate::am::shared::routine::vacuum_cleanup`]).
+//! so inserts can reuse their space. `hnsw.vacuum_repair = local` repairs from the neighbors
+//! at hand instead of searching ([`vector_hnsw::RepairMode`]). Cleanup only reports the number
+//! of pages ([`crate::am::shared::routine::vacuum_cleanup`]).
 
+use crate::am::hnsw::options;
 use crate::am::shared::routine;
 use crate::storage::{DeadTids, Fork, Relation, WriteMode};
 use crate::stores::hnsw::page_graph::PageGraph;
@@ -41,7 +43,7 @@ pub unsafe extern "C-unwind" fn bulk_delete(
             stats,
         )
     };
-    if vector_hnsw::vacuum(&mut store, &params).is_err() {
+    if vector_hnsw::vacuum_with(&mut store, &params, options::vacuum_repair()).is_err() {
         pgrx::error!("hnsw graph not repaired");
     }
     stats

@@ -62,6 +62,7 @@ pub fn recall(found: &[u32], truth: &[u32]) -> f64 {
     hits as f64 / truth.len() as f64
 }
 
+use vector_hnsw::insert::back_link_slot;
 use vector_hnsw::storage::{
     Candidate, Duplicate, ElementHeader, EntryPoint, EntryUpdate, GraphLock, GraphStore,
     GraphWrite, NewElement, Slot, VacuumStore,
@@ -77,6 +78,9 @@ pub struct Tweaks {
     pub ignore_lookahead: bool,
     /// Drop neighbor rewrites (a broken store: repairs never land).
     pub drop_rewrites: bool,
+    /// Choose a back-link's slot before checking whether the list already names the element,
+    /// as pgvector does (the default checks first and skips the list's distances).
+    pub eager_back_links: bool,
 }
 
 /// An [`InMemoryGraph`] behind a recording / misbehaving facade.
@@ -179,6 +183,20 @@ impl GraphWrite for Wrapped {
         neighbors: &[Vec<Candidate<u32, ()>>],
     ) -> Candidate<u32, ()> {
         self.inner.add_element(element, neighbors)
+    }
+
+    fn link_back(
+        &mut self,
+        neighbor: &Candidate<u32, ()>,
+        layer: u8,
+        new: &Candidate<u32, ()>,
+        lm: usize,
+        check_existing: bool,
+    ) {
+        let check_first = check_existing && !self.tweaks.eager_back_links;
+        if let Some(slot) = back_link_slot(self, neighbor, new.clone(), layer, lm, check_first) {
+            self.set_neighbor(neighbor, layer, new.id, slot, check_existing);
+        }
     }
 
     fn set_neighbor(
