@@ -8,10 +8,12 @@
 //! * [`assign`]: the list a value belongs to (nearest center, first on ties).
 //! * [`probes`]: the lists a scan reads, nearest first, with pgvector's tie order.
 //! * [`memory`]: what pgvector counts against `maintenance_work_mem` during a build.
+//! * [`order`]: a scan batch's entries nearest first, sorted only as far as they are read.
 
 pub mod assign;
 pub mod kmeans;
 pub mod memory;
+pub mod order;
 pub mod probes;
 
 /// The space of an operator class's values, as k-means sees it (pgvector's support functions

@@ -2,8 +2,8 @@
 //!
 //! The first `amgettuple` after a (re)scan reads the centers from the list pages and keeps
 //! the `max_probes` nearest ([`vector_ivf::probes`]), then reads the entries of the first
-//! `ivfflat.probes` of them into Postgres's tuplesort by distance, and each call returns the
-//! next heap TID. With `ivfflat.iterative_scan = relaxed_order`, when those run out the next
+//! `ivfflat.probes` of them, and each call returns the next heap TID by distance. With
+//! `ivfflat.iterative_scan = relaxed_order`, when those run out the next
 //! `probes` lists are read and sorted as another batch, up to `ivfflat.max_probes` lists.
 //! `probes` and `max_probes` are fixed when the scan begins, as in pgvector.
 //!
@@ -20,6 +20,12 @@
 //! guess only costs a hint. When the reads were cold, the table blocks of the next rows are
 //! hinted as well. `ivfflat.io_method = off` turns both off; results never change.
 //!
+//! Order: pgvector sorts every entry of a batch in Postgres's tuplesort. Ours keeps them in
+//! [`BatchOrder`], which sorts only as far as the scan reads (a `LIMIT 10` reads ten), and
+//! hands the batch to the same tuplesort, in read order, where distances tie: equal
+//! distances come out in the order only that sort gives. `bit` batches (integer distances)
+//! and batches past `work_mem` go to the tuplesort from the start, which spills as pgvector's.
+//!
 //! The sort, its slots and the buffer access strategy live in the memory context the scan
 //! was begun in and are ended by `amendscan`; after an ERROR the abort frees them.
 
@@ -27,7 +33,7 @@ use crate::am::ivfflat::options;
 use crate::am::ivfflat::scan_stats::{record_finished_scan, ScanCounters};
 use crate::am::shared::scan::{self as shared_scan, AbortSafe};
 use crate::am::shared::sort::Tuplesort;
-use crate::am::shared::typeinfo::{Method, Support, Value};
+use crate::am::shared::typeinfo::{Method, Support, Value, ValueKind};
 use crate::storage::io::RelationBlocks;
 use crate::storage::{item_pointer_data, AccessStrategy, BlockNumber, Fork, Relation};
 use crate::stores::ivfflat::entries::{self, ValueScratch};
@@ -36,6 +42,7 @@ use pgrx::{pg_guard, pg_sys};
 use std::collections::VecDeque;
 use std::ffi::c_int;
 use vector_io::{heap_lookahead_distance, BlockSource, ChainHints, HeapRowHints};
+use vector_ivf::order::{BatchOrder, Next};
 
 /// Everything one index scan keeps between calls.
 struct ScanState {
@@ -50,6 +57,9 @@ struct ScanState {
     /// read.
     list_pages: Vec<(BlockNumber, BlockNumber)>,
     next_list: usize,
+    /// The batch's entries while no tie has been met; `exact` once they are in `sort`.
+    order: BatchOrder<pg_sys::ItemPointerData>,
+    exact: bool,
     sort: Option<Tuplesort>,
     strategy: Option<AccessStrategy>,
     scratch: ValueScratch,
@@ -91,13 +101,20 @@ impl ScanState {
         }
     }
 
-    /// The next batch: the entries of up to `probes` more lists, sorted.
+    /// The next batch: the entries of up to `probes` more lists, to be returned nearest first.
     fn read_batch(&mut self) {
         let sort = self.sort.as_mut().expect("made at begin");
         let strategy = self.strategy.as_ref().expect("made at begin");
         let query = self.query.as_ref().expect("set by the first call");
         let distance = self.support.prepare(query);
         sort.reset();
+        let order = &mut self.order;
+        order.clear();
+        let mut exact = self.support.type_info().kind == ValueKind::Bit;
+        // SAFETY: work_mem is a plain int GUC read by value.
+        let work_mem_kb = usize::try_from(unsafe { pg_sys::work_mem }).unwrap_or(0);
+        let budget =
+            work_mem_kb.saturating_mul(1024) / BatchOrder::<pg_sys::ItemPointerData>::ENTRY_BYTES;
         self.ahead.clear();
         let end = (self.next_list + self.probes).min(self.list_pages.len());
         let batch = &self.list_pages[self.next_list..end];
@@ -120,17 +137,42 @@ impl ScanState {
                 &mut self.scratch,
                 |tid, value| {
                     let d = distance.distance_value_first(value);
-                    let mut tid = item_pointer_data(tid);
-                    sort.put(&[
-                        crate::fmgr::float8_datum(d),
-                        pg_sys::Datum::from(&raw mut tid),
-                    ]);
+                    let tid = item_pointer_data(tid);
+                    if exact {
+                        put_entry(sort, d, tid);
+                    } else if order.len() >= budget || !order.push(d, tid) {
+                        for (d, tid) in order.read_order() {
+                            put_entry(sort, d, tid);
+                        }
+                        order.clear();
+                        put_entry(sort, d, tid);
+                        exact = true;
+                    }
                 },
             );
         }
         self.hints.finish_plan();
         self.next_list = end;
+        if exact {
+            sort.perform();
+        }
+        self.exact = exact;
+    }
+
+    /// From entry `returned` on, the batch's order is the tuplesort's (distances tie).
+    fn sort_exactly(&mut self, returned: usize) {
+        let sort = self.sort.as_mut().expect("made at begin");
+        for (d, tid) in self.order.read_order() {
+            put_entry(sort, d, tid);
+        }
+        self.order.clear();
         sort.perform();
+        // The entries already returned were each strictly nearer than all the others, so
+        // they are the sort's first ones too.
+        for _ in 0..returned {
+            sort.next_tuple();
+        }
+        self.exact = true;
     }
 
     /// The next heap TID in index order, `None` when every planned list has been returned.
@@ -149,8 +191,15 @@ impl ScanState {
         }
     }
 
-    /// The next tuple of the sort.
+    /// The next entry of the batch.
     fn pull(&mut self) -> Option<pg_sys::ItemPointerData> {
+        if !self.exact {
+            match self.order.next_entry() {
+                Next::Entry(tid) => return Some(tid),
+                Next::End => return None,
+                Next::Tie { returned } => self.sort_exactly(returned),
+            }
+        }
         let values = self.sort.as_mut().expect("made at begin").next_tuple()?;
         // SAFETY: the second column is a tid, by reference into the sort's slot.
         Some(unsafe { *values[1].cast_mut_ptr::<pg_sys::ItemPointerData>() })
@@ -203,6 +252,14 @@ impl ScanState {
     }
 }
 
+/// Puts one `(distance, heap tid)` entry into the tuplesort, as pgvector does.
+fn put_entry(sort: &mut Tuplesort, distance: f64, mut tid: pg_sys::ItemPointerData) {
+    sort.put(&[
+        crate::fmgr::float8_datum(distance),
+        pg_sys::Datum::from(&raw mut tid),
+    ]);
+}
+
 /// `ambeginscan`.
 #[pg_guard]
 pub unsafe extern "C-unwind" fn begin_scan(
@@ -231,6 +288,8 @@ pub unsafe extern "C-unwind" fn begin_scan(
         query: None,
         list_pages: Vec::new(),
         next_list: 0,
+        order: BatchOrder::default(),
+        exact: false,
         // In the current context: the scan's, which lives until the executor ends.
         sort: Some(Tuplesort::by_distance()),
         strategy: Some(AccessStrategy::bulk_read()),
