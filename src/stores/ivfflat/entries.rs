@@ -9,14 +9,16 @@
 //! * Vacuum takes a cleanup lock on each page of a chain and deletes the dead tuples.
 
 use crate::am::shared::typeinfo::Value;
-use crate::storage::io::{read_chain_page, ChainHints};
+use crate::storage::io::{read_chain_page, ChainHints, ChainStream};
 use crate::storage::{
     AccessStrategy, BlockNumber, ChainWalk, ItemPointer, ReadMode, Relation, WriteMode,
 };
 use crate::stores::ivfflat::format::{new_opaque, parse_entry, EntryValue, OPAQUE_SIZE};
 use crate::stores::ivfflat::lists::ivfflat_relation;
 use pgrx::pg_sys;
+use std::time::Instant;
 use vector_formats::page::{maxalign, ChainOpaque, OffsetNumber};
+use vector_io::DEVICE_READ;
 
 /// Copies of values that are not plain on the page (short or compressed headers), made plain.
 #[derive(Default)]
@@ -62,19 +64,41 @@ fn bad_entry(rel: Relation, block: BlockNumber, offset: OffsetNumber) -> ! {
 /// Calls `visit(heap_tid, value)` for every entry of the list starting at `start`, in chain
 /// and offset order, through `strategy`; `hints` reads ahead along the plan it was given
 /// when the reads come from a device (and times reads only when it asks to).
+///
+/// `stream_to` is the list's guessed last page. When the reader is not cold and the first
+/// page missed shared buffers without a device's delay (the list is in the kernel's page
+/// cache), the rest of that range is read through a read stream, whose I/O workers copy and
+/// checksum the pages while this backend compares vectors. Cold lists keep the hinted reads
+/// page by page, which read exactly the list's pages (a stream's reads set off the kernel's
+/// own read-ahead, twice the bytes here), and resident lists the plain reads.
 pub fn read_list(
     rel: Relation,
     start: BlockNumber,
     strategy: &AccessStrategy,
     hints: &mut ChainHints,
     scratch: &mut ValueScratch,
+    stream_to: Option<BlockNumber>,
     mut visit: impl FnMut(ItemPointer, &[u8]),
 ) {
     let rel = ivfflat_relation(rel);
     let mut walk = ChainWalk::new(rel);
     let mut next = walk.next(start);
+    let mut stream = ChainStream::new(rel, strategy);
     while let Some(block) = next {
-        let guard = read_chain_page(rel, block, ReadMode::Shared, strategy, hints);
+        let guard = if block == start {
+            let cold = hints.is_cold();
+            let started = Instant::now();
+            let reads = hints.counters.reads;
+            let guard = read_chain_page(rel, block, ReadMode::Shared, strategy, hints);
+            let page_cache =
+                !cold && hints.counters.reads > reads && started.elapsed() < DEVICE_READ;
+            if let Some(last) = stream_to.filter(|_| page_cache) {
+                stream.begin(start + 1, last, hints);
+            }
+            guard
+        } else {
+            stream.read(block, hints)
+        };
         let page = guard.page();
         // The whole page is read: ask for all its lines now, not one vector's at a time.
         vector_distance::prefetch::prefetch_lines(page.bytes());
@@ -86,6 +110,7 @@ pub fn read_list(
         }
         next = walk.next(ChainOpaque::next_of(page.special()));
     }
+    stream.finish(hints);
 }
 
 /// An index tuple for `value` (a datum of the indexed column) pointing at `heap_tid`, formed
