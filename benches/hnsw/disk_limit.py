@@ -21,6 +21,12 @@ Each setting runs --repeat times; the table shows the median microseconds per re
 varies over time on a shared machine.
 
   python3 benches/hnsw/disk_limit.py --dir /tmp/am-tests/bench
+
+With --lists L: the throughput an ivfflat probe can reach instead: L contiguous lists of
+--list-mb MB read 8 kB at a time, plainly (pgvector: the kernel's read-ahead, which reads
+past each list's end) or with WILLNEED runs kept ahead (ours), with the process's CPU time
+and the bytes the disk delivered per byte of list. A cold probe that must read B bytes takes
+at least B ÷ the best MB/s here.
 """
 
 from __future__ import annotations
@@ -89,6 +95,62 @@ def read_in_hops(fd: int, blocks: list[int], hop: int) -> float:
     return time.perf_counter() - started
 
 
+def disk_read_bytes() -> int:
+    """Bytes this process has had read from storage (its own reads and its read-ahead)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("read_bytes:"):
+            return int(line.split()[1])
+    return 0
+
+
+def read_lists(fd: int, lists: list[tuple[int, int]], run_blocks: int, window: int) -> tuple[float, float, int]:
+    """Reads each (first block, blocks) range in order, 8 kB at a time, as an ivfflat probe
+    reads its lists. run_blocks = 0: plain reads, which the kernel's read-ahead follows (and
+    overshoots at each list's end); else WILLNEED runs of run_blocks blocks, `window` runs
+    ahead of the reader and across list ends. Returns wall seconds, CPU seconds and bytes
+    read from disk."""
+    runs = [(b, min(run_blocks, first + n - b)) for first, n in lists
+            for b in range(first, first + n, max(run_blocks, 1))] if run_blocks else []
+    cpu, disk = time.process_time(), disk_read_bytes()
+    started = time.perf_counter()
+    hinted = done = 0
+    for first, n in lists:
+        for b in range(first, first + n):
+            while hinted < len(runs) and hinted < done + window:
+                run_first, count = runs[hinted]
+                os.posix_fadvise(fd, run_first * BLOCK, count * BLOCK, os.POSIX_FADV_WILLNEED)
+                hinted += 1
+            os.pread(fd, BLOCK, b * BLOCK)
+            if done < len(runs) and b + 1 >= runs[done][0] + runs[done][1]:
+                done += 1
+    return (time.perf_counter() - started, time.process_time() - cpu,
+            disk_read_bytes() - disk)
+
+
+def list_reads(path: Path, nblocks: int, args: argparse.Namespace) -> None:
+    """The --lists table: MB/s of an ivfflat-like probe, plain against hinted runs."""
+    fd = os.open(path, os.O_RDONLY)
+    list_blocks = args.list_mb * 2**20 // BLOCK
+    print(f"# {args.lists} lists of {args.list_mb} MB read 8 kB at a time on {args.dir} "
+          f"({time.strftime('%Y-%m-%d %H:%M')})\n")
+    print("| reads | MB/s | CPU ms per probe | disk bytes ÷ list bytes |")
+    print("|---|---:|---:|---:|")
+    settings = [("plain (kernel read-ahead)", 0, 0)] + [
+        (f"WILLNEED runs of {r * BLOCK // 1024} kB, {w} ahead", r, w)
+        for r, w in (tuple(int(x) for x in rw.split("x")) for rw in args.runs.split(","))]
+    for name, run_blocks, window in settings:
+        samples = []
+        for rep in range(args.repeat):
+            rng = random.Random(rep)
+            lists = [(rng.randrange(nblocks - list_blocks), list_blocks) for _ in range(args.lists)]
+            drop_from_cache(fd)
+            samples.append(read_lists(fd, lists, run_blocks, window))
+        wall, cpu, disk = (statistics.median(x) for x in zip(*samples))
+        total = args.lists * list_blocks * BLOCK
+        print(f"| {name} | {total / wall / 1e6:.0f} | {cpu * 1e3:.0f} | {disk / total:.2f} |")
+    os.close(fd)
+
+
 def scratch_file(directory: Path, mb: int) -> Path:
     path = directory / f"disk_limit-{mb}MB.scratch"
     if not path.exists() or path.stat().st_size != mb * 2**20:
@@ -110,10 +172,18 @@ def main(argv: list[str]) -> int:
     p.add_argument("--processes", default="1,2,4,8,16,32")
     p.add_argument("--windows", default="1,2,4,8,16,32")
     p.add_argument("--hop-reads", type=int, default=8)
+    p.add_argument("--lists", type=int, default=0,
+                   help="instead: read this many contiguous lists, as an ivfflat probe does")
+    p.add_argument("--list-mb", type=int, default=6, help="size of each list (--lists)")
+    p.add_argument("--runs", default="16x16,64x16,128x8,512x2",
+                   help="WILLNEED settings for --lists: blocks per run x runs ahead")
     args = p.parse_args(argv)
     args.dir.mkdir(parents=True, exist_ok=True)
     path = scratch_file(args.dir, args.mb)
     nblocks = args.mb * 2**20 // BLOCK
+    if args.lists:
+        list_reads(path, nblocks, args)
+        return 0
     fd = os.open(path, os.O_RDONLY)
     results: dict[str, float] = {}
     settings = [("processes", int(x)) for x in args.processes.split(",")] + \
