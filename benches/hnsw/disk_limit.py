@@ -103,7 +103,8 @@ def disk_read_bytes() -> int:
     return 0
 
 
-def read_lists(fd: int, lists: list[tuple[int, int]], run_blocks: int, window: int) -> tuple[float, float, int]:
+def read_lists(fd: int, lists: list[tuple[int, int]], run_blocks: int,
+               window: int) -> tuple[float, float, int]:
     """Reads each (first block, blocks) range in order, 8 kB at a time, as an ivfflat probe
     reads its lists. run_blocks = 0: plain reads, which the kernel's read-ahead follows (and
     overshoots at each list's end); else WILLNEED runs of run_blocks blocks, `window` runs
