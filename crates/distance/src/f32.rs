@@ -20,6 +20,17 @@ pub fn l2_distance(a: &[f32], b: &[f32]) -> f64 {
     f64::from((active_kernels().f32_l2_squared)(a, b)).sqrt()
 }
 
+/// `l2_squared_distance` of four pairs at once (faster than four calls on SIMD CPUs, same
+/// results).
+pub fn l2_squared_distance_x4(pairs: [(&[f32], &[f32]); 4]) -> [f64; 4] {
+    (active_kernels().f32_l2_squared_x4)(pairs).map(f64::from)
+}
+
+/// `l2_distance` of four pairs at once.
+pub fn l2_distance_x4(pairs: [(&[f32], &[f32]); 4]) -> [f64; 4] {
+    l2_squared_distance_x4(pairs).map(f64::sqrt)
+}
+
 /// `inner_product(a, b)`.
 pub fn inner_product(a: &[f32], b: &[f32]) -> f64 {
     f64::from((active_kernels().f32_inner_product)(a, b))

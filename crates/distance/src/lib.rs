@@ -44,4 +44,4 @@ mod table;
 mod x86;
 
 pub use dispatch::{active_kernels, portable_kernels, simd_kernels};
-pub use table::{HammingKernel, JaccardKernel, Kernels, SparseKernel};
+pub use table::{HammingKernel, JaccardKernel, Kernels, Pairs4, Pairs4Kernel, SparseKernel};

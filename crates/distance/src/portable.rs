@@ -95,6 +95,11 @@ pub(crate) fn f32_l2_squared(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
+/// Four `f32_l2_squared` (the SIMD table interleaves them).
+pub(crate) fn f32_l2_squared_x4(pairs: [(&[f32], &[f32]); 4]) -> [f32; 4] {
+    pairs.map(|(a, b)| f32_l2_squared(a, b))
+}
+
 /// Vector part of the `Σ x·y` loops (`VectorInnerProduct`, the norms of
 /// `sparsevec_cosine_distance`, the trailing part of
 /// `SparsevecL2SquaredDistance`): 8 lanes `acc + x * y` (separate), 4-lane

@@ -5,6 +5,10 @@ use half::f16;
 
 /// Signature of the sparse kernels: `(a_indices, a_values, b_indices, b_values)`.
 pub type SparseKernel = fn(&[i32], &[f32], &[i32], &[f32]) -> f32;
+/// Four independent pairs of dense float vectors.
+pub type Pairs4<'a> = [(&'a [f32], &'a [f32]); 4];
+/// Signature of the four-pair kernels.
+pub type Pairs4Kernel = fn(Pairs4<'_>) -> [f32; 4];
 /// Signature of the Hamming kernel.
 pub type HammingKernel = fn(&[u8], &[u8]) -> u64;
 /// Signature of the Jaccard counting kernel.
@@ -20,6 +24,9 @@ pub struct Kernels {
     pub name: &'static str,
     /// `VectorL2SquaredDistance` (float accumulation).
     pub f32_l2_squared: fn(&[f32], &[f32]) -> f32,
+    /// Four `f32_l2_squared` of independent pairs, each with the single kernel's bits (the
+    /// SIMD version overlaps them).
+    pub f32_l2_squared_x4: Pairs4Kernel,
     /// `VectorInnerProduct` (float accumulation).
     pub f32_inner_product: fn(&[f32], &[f32]) -> f32,
     /// `VectorL1Distance` (float accumulation).

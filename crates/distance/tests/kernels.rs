@@ -690,3 +690,52 @@ proptest! {
         prop_assert!((x - y).abs() <= 2.0 * f64::EPSILON);
     }
 }
+
+/// The four-pair kernel gives each pair the single kernel's bits, on both tables, for every
+/// length (equal or not) and every kind of data.
+#[test]
+fn l2_squared_x4_matches_single_pairs() {
+    let tables: Vec<&Kernels> = std::iter::once(vector_distance::portable_kernels())
+        .chain(vector_distance::simd_kernels())
+        .collect();
+    let kinds = ["u", "w", "z", "i", "s", "h", "n"];
+    for k in &tables {
+        for n in lengths() {
+            let v: Vec<Vec<f32>> = (0..8)
+                .map(|i| gen_f32(kinds[i % kinds.len()], n, (n * 31 + i) as u64))
+                .collect();
+            let pairs = [
+                (&v[0][..], &v[1][..]),
+                (&v[2][..], &v[3][..]),
+                (&v[4][..], &v[5][..]),
+                (&v[6][..], &v[7][..]),
+            ];
+            let four = (k.f32_l2_squared_x4)(pairs);
+            for (i, (a, b)) in pairs.iter().enumerate() {
+                let one = (k.f32_l2_squared)(a, b);
+                assert!(
+                    same_bits32(four[i], one),
+                    "{} n={n} pair {i}: x4 {:e} single {one:e}",
+                    k.name,
+                    four[i]
+                );
+            }
+            // Unequal lengths take the single kernel for each pair.
+            let short = &v[7][..n / 2];
+            let mixed = [
+                (&v[0][..], &v[1][..]),
+                (short, short),
+                (&v[4][..], &v[5][..]),
+                (&v[2][..], &v[3][..]),
+            ];
+            let four = (k.f32_l2_squared_x4)(mixed);
+            for (i, (a, b)) in mixed.iter().enumerate() {
+                assert!(
+                    same_bits32(four[i], (k.f32_l2_squared)(a, b)),
+                    "{} n={n} mixed pair {i}",
+                    k.name
+                );
+            }
+        }
+    }
+}

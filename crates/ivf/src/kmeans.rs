@@ -133,11 +133,16 @@ fn elkan<S: Space>(
         interrupt();
         // Step 1: half the distance between every two centers, and to the nearest other.
         for a in 0..k {
-            for b in a + 1..k {
-                let h = (0.5 * space.distance(&centers[a], &centers[b])) as f32;
-                half[a * k + b] = h;
-                half[b * k + a] = h;
-            }
+            for_batches(
+                space,
+                a + 1..k,
+                |b| (&centers[a], &centers[b]),
+                |b, d| {
+                    let h = (0.5 * d) as f32;
+                    half[a * k + b] = h;
+                    half[b * k + a] = h;
+                },
+            );
         }
         for a in 0..k {
             let mut min = f32::MAX;
@@ -157,13 +162,18 @@ fn elkan<S: Space>(
                 continue;
             }
             let mut stale = reset_bounds;
+            let mut ahead = Ahead::new();
             for c in 0..k {
                 let cj = closest[j];
                 if c == cj || upper[j] <= lower[j * k + c] || upper[j] <= half[cj * k + c] {
                     continue;
                 }
+                // Whether center x will need a distance too, as far as the bounds tell now.
+                let likely = |x: usize| {
+                    x != cj && upper[j] > lower[j * k + x] && upper[j] > half[cj * k + x]
+                };
                 let dxcx = if stale {
-                    let exact = space.distance(&samples[j], &centers[cj]) as f32;
+                    let exact = ahead.distance(space, &samples[j], &centers, cj, c, likely) as f32;
                     lower[j * k + cj] = exact;
                     upper[j] = exact;
                     stale = false;
@@ -172,7 +182,10 @@ fn elkan<S: Space>(
                     upper[j]
                 };
                 if dxcx > lower[j * k + c] || dxcx > half[cj * k + c] {
-                    let dxc = space.distance(&samples[j], &centers[c]) as f32;
+                    let likely = |x: usize| {
+                        x != cj && upper[j] > lower[j * k + x] && upper[j] > half[cj * k + x]
+                    };
+                    let dxc = ahead.distance(space, &samples[j], &centers, c, c + 1, likely) as f32;
                     lower[j * k + c] = dxc;
                     if dxc < dxcx {
                         closest[j] = c;
@@ -212,9 +225,14 @@ fn elkan<S: Space>(
         let new_centers = normalize_all(space, new_centers);
 
         // Steps 5 and 6: move the bounds by how far each center moved.
-        for c in 0..k {
-            moved[c] = space.distance(&centers[c], &new_centers[c]) as f32;
-        }
+        for_batches(
+            space,
+            0..k,
+            |c| (&centers[c], &new_centers[c]),
+            |c, d| {
+                moved[c] = d as f32;
+            },
+        );
         for j in 0..n {
             for c in 0..k {
                 let b = lower[j * k + c] - moved[c];
@@ -249,15 +267,20 @@ fn seed<S: Space>(
     let mut weight = filled(n, f32::MAX)?;
     for i in 0..k {
         let mut sum = 0f64;
-        for j in 0..n {
-            let dist = space.distance(&samples[j], &centers[i]);
-            lower[j * k + i] = dist as f32;
-            let squared = dist * dist;
-            if squared < f64::from(weight[j]) {
-                weight[j] = squared as f32;
-            }
-            sum += f64::from(weight[j]);
-        }
+        let center = &centers[i];
+        for_batches(
+            space,
+            0..n,
+            |j| (&samples[j], center),
+            |j, dist| {
+                lower[j * k + i] = dist as f32;
+                let squared = dist * dist;
+                if squared < f64::from(weight[j]) {
+                    weight[j] = squared as f32;
+                }
+                sum += f64::from(weight[j]);
+            },
+        );
         if i + 1 == k {
             break;
         }
@@ -273,6 +296,87 @@ fn seed<S: Space>(
         centers.push(samples[j].clone());
     }
     Ok(centers)
+}
+
+/// Most pairs any [`Space::batch`] is used for.
+const MAX_BATCH: usize = 4;
+
+/// Calls `each(i, distance(pair(i)))` for every `i` of `range`, in order, computing the
+/// distances [`Space::batch`] at a time.
+fn for_batches<'p, S: Space>(
+    space: &S,
+    range: std::ops::Range<usize>,
+    pair: impl Fn(usize) -> (&'p S::Point, &'p S::Point),
+    mut each: impl FnMut(usize, f64),
+) where
+    S::Point: 'p,
+{
+    let batch = space.batch().clamp(1, MAX_BATCH);
+    let mut out = [0f64; MAX_BATCH];
+    let mut start = range.start;
+    while start < range.end {
+        let end = (start + batch).min(range.end);
+        let first = pair(start);
+        let mut pairs = [first; MAX_BATCH];
+        for (slot, i) in pairs.iter_mut().zip(start..end) {
+            *slot = pair(i);
+        }
+        space.distances(&pairs[..end - start], &mut out[..end - start]);
+        for (i, d) in (start..end).zip(out) {
+            each(i, d);
+        }
+        start = end;
+    }
+}
+
+/// One sample's distances to centers, computed a batch at a time: the one needed now and
+/// the next centers the bounds do not rule out yet, which will probably be needed next.
+/// Every distance is what [`Space::distance`] gives, so the result does not depend on the
+/// batch; a guess that turns out unneeded costs only its share of the batch.
+struct Ahead {
+    centers: [usize; MAX_BATCH],
+    values: [f64; MAX_BATCH],
+    len: usize,
+}
+
+impl Ahead {
+    fn new() -> Self {
+        Ahead {
+            centers: [0; MAX_BATCH],
+            values: [0.0; MAX_BATCH],
+            len: 0,
+        }
+    }
+
+    /// `distance(sample, centers[want])`; when not at hand, computed with the first centers
+    /// from `from` on for which `likely` holds.
+    fn distance<S: Space>(
+        &mut self,
+        space: &S,
+        sample: &S::Point,
+        centers: &[S::Point],
+        want: usize,
+        from: usize,
+        likely: impl Fn(usize) -> bool,
+    ) -> f64 {
+        if let Some(i) = self.centers[..self.len].iter().position(|&c| c == want) {
+            return self.values[i];
+        }
+        let batch = space.batch().clamp(1, MAX_BATCH);
+        self.centers[0] = want;
+        self.len = 1;
+        let mut x = from;
+        while self.len < batch && x < centers.len() {
+            if x != want && likely(x) {
+                self.centers[self.len] = x;
+                self.len += 1;
+            }
+            x += 1;
+        }
+        let pairs = self.centers.map(|c| (sample, &centers[c]));
+        space.distances(&pairs[..self.len], &mut self.values[..self.len]);
+        self.values[0]
+    }
 }
 
 fn check_centers<S: Space>(space: &S, centers: &[S::Point], k: usize) -> Result<(), CenterError> {

@@ -28,6 +28,21 @@ pub trait Space {
     /// The k-means distance (support function 3), `a` first.
     fn distance(&self, a: &Self::Point, b: &Self::Point) -> f64;
 
+    /// `distance(a, b)` of each pair into `out` (one per pair). Each result must be exactly
+    /// what [`Space::distance`] returns; an implementation may compute several at once.
+    fn distances(&self, pairs: &[(&Self::Point, &Self::Point)], out: &mut [f64]) {
+        for (o, (a, b)) in out.iter_mut().zip(pairs) {
+            *o = self.distance(a, b);
+        }
+    }
+
+    /// How many pairs [`Space::distances`] computes at once for about the price of one
+    /// (1 when it computes them one by one). Above 1, k-means also computes distances it may
+    /// turn out not to need, alongside one it needs.
+    fn batch(&self) -> usize {
+        1
+    }
+
     /// Whether the operator class has a k-means norm (support function 4): samples and
     /// centers are then normalized (spherical k-means).
     fn spherical(&self) -> bool;

@@ -257,3 +257,84 @@ fn probes_at_lists_is_every_list_nearest_first() {
         expected[..7]
     );
 }
+
+/// A space that takes pairs `batch` at a time and counts the distances it computes.
+struct Batched {
+    inner: F32Space,
+    batch: usize,
+    computed: std::cell::Cell<usize>,
+}
+
+impl Space for Batched {
+    type Point = Vec<f32>;
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+    fn distance(&self, a: &Vec<f32>, b: &Vec<f32>) -> f64 {
+        self.computed.set(self.computed.get() + 1);
+        self.inner.distance(a, b)
+    }
+    fn distances(&self, pairs: &[(&Vec<f32>, &Vec<f32>)], out: &mut [f64]) {
+        assert!(
+            pairs.len() <= self.batch,
+            "{} pairs, batch {}",
+            pairs.len(),
+            self.batch
+        );
+        for (o, (a, b)) in out.iter_mut().zip(pairs) {
+            *o = self.distance(a, b);
+        }
+    }
+    fn batch(&self) -> usize {
+        self.batch
+    }
+    fn spherical(&self) -> bool {
+        self.inner.spherical()
+    }
+    fn normalize(&self, p: &Vec<f32>) -> Vec<f32> {
+        self.inner.normalize(p)
+    }
+    fn add_to(&self, p: &Vec<f32>, sums: &mut [f32]) {
+        self.inner.add_to(p, sums)
+    }
+    fn point_from(&self, x: &[f32]) -> Vec<f32> {
+        self.inner.point_from(x)
+    }
+    fn center_norm(&self, p: &Vec<f32>) -> Option<f64> {
+        self.inner.center_norm(p)
+    }
+}
+
+/// Distances computed several at a time (with guesses of the next ones needed) give the very
+/// centers of one at a time: the same random draws, the same bounds, the same moves.
+#[test]
+fn batched_distances_give_the_same_centers() {
+    for (seed, spherical, clusters, per, dims, k) in [
+        (21u64, false, 6, 80, 12, 10),
+        (22, true, 5, 60, 9, 7),
+        (23, false, 1, 400, 32, 16),
+        (24, false, 30, 5, 3, 25),
+    ] {
+        let mut data_rng = Rng(seed);
+        let (_, points) = clustered(&mut data_rng, clusters, per, dims);
+        let space = |batch| Batched {
+            inner: F32Space { dims, spherical },
+            batch,
+            computed: std::cell::Cell::new(0),
+        };
+        let one = space(1);
+        let samples: Vec<Vec<f32>> = if spherical {
+            points.iter().map(|p| one.normalize(p)).collect()
+        } else {
+            points
+        };
+        let expected = kmeans::centers(&one, &samples, k, &mut Rng(seed * 7), || {}).unwrap();
+        for batch in [2, 3, 4] {
+            let many = space(batch);
+            let got = kmeans::centers(&many, &samples, k, &mut Rng(seed * 7), || {}).unwrap();
+            assert_eq!(got, expected, "seed {seed}, batch {batch}");
+            // Guesses cost extra distances, never fewer than needed.
+            assert!(many.computed.get() >= one.computed.get());
+        }
+    }
+}

@@ -109,6 +109,23 @@ impl Space for KmeansSpace<'_> {
         self.kmeans.value_distance(a, b)
     }
 
+    fn distances(&self, pairs: &[(&Value, &Value)], out: &mut [f64]) {
+        let mut bytes: [(&[u8], &[u8]); 4] = [(&[], &[]); 4];
+        for (chunk, out) in pairs.chunks(4).zip(out.chunks_mut(4)) {
+            for (b, (x, y)) in bytes.iter_mut().zip(chunk) {
+                *b = (
+                    x.bytes().expect("a sample or center is not NULL"),
+                    y.bytes().expect("a sample or center is not NULL"),
+                );
+            }
+            self.kmeans.pair_distances(&bytes[..chunk.len()], out);
+        }
+    }
+
+    fn batch(&self) -> usize {
+        self.kmeans.pair_batch()
+    }
+
     fn spherical(&self) -> bool {
         self.kmeans.normalizes()
     }
@@ -212,6 +229,8 @@ struct Sampler<'a> {
 struct Assigner<'a> {
     search: &'a Support,
     centers: Vec<Value>,
+    /// One per center, for the tuple at hand.
+    distances: Vec<f64>,
     sort: Tuplesort,
     indexed: i64,
     /// Reset after each tuple.
@@ -306,9 +325,13 @@ unsafe fn build_index(
     if let Some(heap) = heap {
         // SAFETY: per the contract.
         unsafe { sample_rows(&mut state, heap, index, index_info, heap_blocks) };
-        if kmeans.normalizes() {
-            state.samples = state.samples.iter().map(|s| kmeans.normalized(s)).collect();
-        }
+        // Fresh copies, made one after another, lie next to each other in memory: k-means
+        // reads them many times over, and the sampling left them scattered.
+        state.samples = if kmeans.normalizes() {
+            state.samples.iter().map(|s| kmeans.normalized(s)).collect()
+        } else {
+            state.samples.to_vec()
+        };
         if state.samples.len() < lists {
             pg_sys::panic::ErrorReport::new(
                 pgrx::PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
@@ -443,6 +466,7 @@ impl<'a> Assigner<'a> {
     fn new(search: &'a Support, centers: Vec<Value>, sort: Tuplesort) -> Self {
         Assigner {
             search,
+            distances: vec![0.0; centers.len()],
             centers,
             sort,
             indexed: 0,
@@ -662,34 +686,62 @@ unsafe extern "C-unwind" fn sample_callback(
         return;
     }
     in_tmp_context(state.tmp_ctx.value(), || {
-        // SAFETY: a non-NULL value of the indexed column's type.
-        let value = unsafe { Value::from_datum(datum) };
-        // Spherical k-means needs unit vectors: values that cannot be normalized are left out.
-        let normalizable = state.kmeans.norm_of(&value).is_none_or(|n| n > 0.0);
-        if !normalizable {
-            return;
+        if state.kmeans.normalizes() {
+            // SAFETY: a non-NULL value of the indexed column's type.
+            let value = unsafe { Value::from_datum(datum) };
+            // Spherical k-means needs unit vectors: values that cannot be normalized are left
+            // out (and not counted).
+            if state.kmeans.norm_of(&value).is_some_and(|n| n > 0.0) {
+                if let Some(slot) = state.next_slot() {
+                    state.place(slot, value);
+                }
+            }
+        } else if let Some(slot) = state.next_slot() {
+            // Only the rows the reservoir keeps are detoasted and copied.
+            // SAFETY: a non-NULL value of the indexed column's type.
+            let value = unsafe { Value::from_datum(datum) };
+            state.place(slot, value);
         }
-        if state.samples.len() < state.target_samples {
-            state.samples.push(value);
+    });
+}
+
+impl Sampler<'_> {
+    /// Counts one more row and says where the reservoir puts it: `Some(i)` (`i` = the number
+    /// of samples so far: appended), or `None` (skipped).
+    fn next_slot(&mut self) -> Option<usize> {
+        let slot = if self.samples.len() < self.target_samples {
+            Some(self.samples.len())
         } else {
-            let target = state.target_samples as i32;
-            if state.rows_to_skip < 0.0 {
+            let target = self.target_samples as i32;
+            if self.rows_to_skip < 0.0 {
                 // SAFETY: the reservoir state was initialized by sample_rows.
-                state.rows_to_skip = unsafe {
-                    pg_sys::reservoir_get_next_S(&mut state.reservoir, state.sample_rows, target)
+                self.rows_to_skip = unsafe {
+                    pg_sys::reservoir_get_next_S(&mut self.reservoir, self.sample_rows, target)
                 };
             }
-            if state.rows_to_skip <= 0.0 {
+            let slot = if self.rows_to_skip <= 0.0 {
                 // SAFETY: as above.
-                let fract = unsafe { pg_sys::sampler_random_fract(&mut state.reservoir.randstate) };
+                let fract = unsafe { pg_sys::sampler_random_fract(&mut self.reservoir.randstate) };
                 let k = (f64::from(target) * fract) as usize;
-                let last = state.samples.len() - 1;
-                state.samples[k.min(last)] = value;
-            }
-            state.rows_to_skip -= 1.0;
+                Some(k.min(self.samples.len() - 1))
+            } else {
+                None
+            };
+            self.rows_to_skip -= 1.0;
+            slot
+        };
+        self.sample_rows += 1.0;
+        slot
+    }
+
+    /// Puts `value` where [`Sampler::next_slot`] said.
+    fn place(&mut self, slot: usize, value: Value) {
+        if slot == self.samples.len() {
+            self.samples.push(value);
+        } else {
+            self.samples[slot] = value;
         }
-        state.sample_rows += 1.0;
-    });
+    }
 }
 
 /// Heap scan callback of the assignment: one heap tuple into the sort, keyed by its list.
@@ -721,12 +773,14 @@ unsafe extern "C-unwind" fn assign_callback(
             return;
         };
         let query = state.search.prepare(&value);
-        let list = vector_ivf::assign::nearest_list(
-            state
-                .centers
-                .iter()
-                .map(|c| query.distance(c.bytes().expect("a center"))),
-        );
+        for (chunk, out) in state.centers.chunks(4).zip(state.distances.chunks_mut(4)) {
+            let mut bytes: [&[u8]; 4] = [&[]; 4];
+            for (b, center) in bytes.iter_mut().zip(chunk) {
+                *b = center.bytes().expect("a center");
+            }
+            query.distances(&bytes[..chunk.len()], out);
+        }
+        let list = vector_ivf::assign::nearest_list(state.distances.iter().copied());
         let mut tid = item_pointer_data(tid);
         let bytes = value.bytes().expect("not NULL");
         state.sort.put(&[

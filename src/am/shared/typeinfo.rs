@@ -405,6 +405,8 @@ pub struct Support {
     /// The kernel of support function 1 when it is one of ours (the fast path); `None` to
     /// always go through the function manager.
     pair: Option<PairFn>,
+    /// The four-pair version of `pair`, for the kernels that have one.
+    pair4: Option<Pair4Fn>,
 }
 
 impl Support {
@@ -438,6 +440,7 @@ impl Support {
             },
             norm,
             pair: kernel.map(Kernel::pair_fn),
+            pair4: kernel.and_then(Kernel::pair4_fn),
         }
     }
 
@@ -453,6 +456,7 @@ impl Support {
     /// Always go through the function manager (to compare both paths).
     pub fn without_fast_path(mut self) -> Self {
         self.pair = None;
+        self.pair4 = None;
         self
     }
 
@@ -485,6 +489,29 @@ impl Support {
             return d;
         }
         self.fmgr_distance(&Value::from_bytes(a), b)
+    }
+
+    /// How many pairs [`Self::pair_distances`] computes for about the price of one.
+    pub fn pair_batch(&self) -> usize {
+        if self.pair4.is_some() {
+            4
+        } else {
+            1
+        }
+    }
+
+    /// [`Self::pair_distance`] of each pair into `out`: four at once where the kernel has a
+    /// four-pair version (each result has the bits of one at a time).
+    pub fn pair_distances(&self, pairs: &[(&[u8], &[u8])], out: &mut [f64]) {
+        if let (Some(f), Ok(four)) = (self.pair4, <[(&[u8], &[u8]); 4]>::try_from(pairs)) {
+            if let Some(d) = f(four) {
+                out[..4].copy_from_slice(&d);
+                return;
+            }
+        }
+        for (o, (a, b)) in out.iter_mut().zip(pairs) {
+            *o = self.pair_distance(a, b);
+        }
     }
 
     /// Support function 1 through the function manager (`query` is not NULL).
@@ -634,6 +661,26 @@ fn bit_parts(bytes: &[u8]) -> Option<(usize, &[u8])> {
 /// (values the kernel does not take, such as mismatched dimensions).
 type PairFn = fn(&[u8], &[u8]) -> Option<f64>;
 
+/// Four pairs of stored values at once; `None` when one does not decode as the kernel's type
+/// or a pair's lengths differ (the caller then goes one pair at a time).
+type Pair4Fn = fn([(&[u8], &[u8]); 4]) -> Option<[f64; 4]>;
+
+/// Four pairs of `vector` values through a four-pair kernel.
+fn vector_pair4(
+    pairs: [(&[u8], &[u8]); 4],
+    f: impl Fn([(&[f32], &[f32]); 4]) -> [f64; 4],
+) -> Option<[f64; 4]> {
+    let mut parts: [(&[f32], &[f32]); 4] = [(&[], &[]); 4];
+    for (part, (a, b)) in parts.iter_mut().zip(pairs) {
+        let (x, y) = (dense_parts::<f32>(a)?, dense_parts::<f32>(b)?);
+        if x.len() != y.len() {
+            return None;
+        }
+        *part = (x, y);
+    }
+    Some(f(parts))
+}
+
 /// The distance between two dense values of element type `T`.
 #[inline(always)]
 fn dense_pair<T: DenseElement>(a: &[u8], b: &[u8], f: impl Fn(&[T], &[T]) -> f64) -> Option<f64> {
@@ -678,6 +725,26 @@ impl QueryDistance<'_> {
         self.support.fmgr_pair(value, q)
     }
 
+    /// `distance(query, value)` of each of `values` into `out` (as long): four at once where
+    /// the kernel allows, with the bits of one at a time.
+    pub fn distances(&self, values: &[&[u8]], out: &mut [f64]) {
+        let Some(q) = self.query.bytes() else {
+            out.fill(0.0);
+            return;
+        };
+        for (vs, os) in values.chunks(4).zip(out.chunks_mut(4)) {
+            if let (Some(f), Ok(four)) = (self.support.pair4, <&[&[u8]; 4]>::try_from(vs)) {
+                if let Some(d) = f(four.map(|v| (q, v))) {
+                    os.copy_from_slice(&d);
+                    continue;
+                }
+            }
+            for (o, v) in os.iter_mut().zip(vs) {
+                *o = self.distance(v);
+            }
+        }
+    }
+
     /// `distance(query, value)` for a stored varlena (header included).
     #[inline]
     pub fn distance(&self, value: &[u8]) -> f64 {
@@ -692,6 +759,16 @@ impl QueryDistance<'_> {
 }
 
 impl Kernel {
+    /// The four-pair version of [`Kernel::pair_fn`], for the kernels that have one.
+    fn pair4_fn(self) -> Option<Pair4Fn> {
+        use vector_distance::f32 as s;
+        match self {
+            Kernel::VectorL2Squared => Some(|p| vector_pair4(p, s::l2_squared_distance_x4)),
+            Kernel::VectorL2 => Some(|p| vector_pair4(p, s::l2_distance_x4)),
+            _ => None,
+        }
+    }
+
     /// The kernel as a function of two stored values, resolved once per index (one indirect
     /// call per distance, everything else inlined into it).
     fn pair_fn(self) -> PairFn {
