@@ -9,6 +9,7 @@ static PORTABLE: Kernels = Kernels {
     name: "portable",
     f32_l2_squared: portable::f32_l2_squared,
     f32_l2_squared_x4: portable::f32_l2_squared_x4,
+    f32_inner_product_x4: portable::f32_inner_product_x4,
     f32_inner_product: portable::f32_inner_product,
     f32_l1: portable::f32_l1,
     f32_cosine_parts: portable::f32_cosine_parts,

@@ -57,6 +57,16 @@ pub fn spherical_distance(a: &[f32], b: &[f32]) -> f64 {
     finish::spherical_distance((active_kernels().f32_inner_product)(a, b))
 }
 
+/// `negative_inner_product` of four pairs at once (same results as four calls).
+pub fn negative_inner_product_x4(pairs: [(&[f32], &[f32]); 4]) -> [f64; 4] {
+    (active_kernels().f32_inner_product_x4)(pairs).map(|ip| f64::from(-ip))
+}
+
+/// `spherical_distance` of four pairs at once (same results as four calls).
+pub fn spherical_distance_x4(pairs: [(&[f32], &[f32]); 4]) -> [f64; 4] {
+    (active_kernels().f32_inner_product_x4)(pairs).map(finish::spherical_distance)
+}
+
 /// `l1_distance(a, b)` (operator `<+>`).
 pub fn l1_distance(a: &[f32], b: &[f32]) -> f64 {
     f64::from((active_kernels().f32_l1)(a, b))

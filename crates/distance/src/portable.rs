@@ -134,6 +134,11 @@ pub(crate) fn f32_inner_product(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
+/// Four `f32_inner_product` (the SIMD table interleaves them).
+pub(crate) fn f32_inner_product_x4(pairs: [(&[f32], &[f32]); 4]) -> [f32; 4] {
+    pairs.map(|(a, b)| f32_inner_product(a, b))
+}
+
 /// `VectorL1Distance`: plain adds of `|a - b|` everywhere (no FMA).
 /// (The reference build's 4-lane step computes `|a - b| + acc`; addition
 /// commutes, so `acc += |a - b|` is the same.)

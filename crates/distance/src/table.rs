@@ -29,6 +29,8 @@ pub struct Kernels {
     pub f32_l2_squared_x4: Pairs4Kernel,
     /// `VectorInnerProduct` (float accumulation).
     pub f32_inner_product: fn(&[f32], &[f32]) -> f32,
+    /// Four `f32_inner_product` of independent pairs, each with the single kernel's bits.
+    pub f32_inner_product_x4: Pairs4Kernel,
     /// `VectorL1Distance` (float accumulation).
     pub f32_l1: fn(&[f32], &[f32]) -> f32,
     /// The three float sums of `VectorCosineSimilarity`: `[a·b, a·a, b·b]`.

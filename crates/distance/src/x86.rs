@@ -47,6 +47,7 @@ pub(crate) fn kernels() -> Option<Kernels> {
         name: bits_name,
         f32_l2_squared: entry::f32_l2_squared,
         f32_l2_squared_x4: entry::f32_l2_squared_x4,
+        f32_inner_product_x4: entry::f32_inner_product_x4,
         f32_inner_product: entry::f32_inner_product,
         f32_l1: entry::f32_l1,
         f32_cosine_parts: entry::f32_cosine_parts,
@@ -86,6 +87,7 @@ mod entry {
     entries! {
         f32_l2_squared(a: &[f32], b: &[f32]) -> f32;
         f32_l2_squared_x4(pairs: [(&[f32], &[f32]); 4]) -> [f32; 4];
+        f32_inner_product_x4(pairs: [(&[f32], &[f32]); 4]) -> [f32; 4];
         f32_inner_product(a: &[f32], b: &[f32]) -> f32;
         f32_l1(a: &[f32], b: &[f32]) -> f32;
         f32_cosine_parts(a: &[f32], b: &[f32]) -> [f32; 3];
@@ -329,6 +331,57 @@ fn f32_inner_product(a: &[f32], b: &[f32]) -> f32 {
         s += x * y;
     }
     s
+}
+
+/// Steps 2 and 3 of `f32_inner_product` after its 8-lane accumulator `acc8` (`None` below 8
+/// elements).
+#[inline]
+#[target_feature(enable = "avx,fma")]
+fn inner_product_finish(a: &[f32], b: &[f32], acc8: Option<__m256>) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc4 = _mm_setzero_ps();
+    let mut sum = None;
+    let mut i = 0;
+    if let Some(acc8) = acc8 {
+        i = n / 8 * 8;
+        acc4 = fold8(acc8);
+        sum = Some(hsum4(acc4));
+    }
+    if n - i >= 4 {
+        acc4 = _mm_fmadd_ps(load4(&a[i..]), load4(&b[i..]), acc4);
+        sum = Some(hsum4(acc4));
+        i += 4;
+    }
+    let mut s = sum.unwrap_or(0.0);
+    for (x, y) in a[i..].iter().zip(&b[i..]) {
+        s += x * y;
+    }
+    s
+}
+
+/// Four `f32_inner_product` at once, interleaved as in `f32_l2_squared_x4`.
+#[target_feature(enable = "avx,fma")]
+fn f32_inner_product_x4(pairs: [(&[f32], &[f32]); 4]) -> [f32; 4] {
+    let n = pairs[0].0.len();
+    if pairs.iter().any(|(a, b)| a.len() != n || b.len() != n) {
+        return pairs.map(|(a, b)| f32_inner_product(a, b));
+    }
+    if n < 8 {
+        return pairs.map(|(a, b)| inner_product_finish(a, b, None));
+    }
+    let chunks = pairs.map(|(a, b)| (a.as_chunks::<8>().0, b.as_chunks::<8>().0));
+    let mut acc = [_mm256_setzero_ps(); 4];
+    for i in 0..n / 8 {
+        for (acc, (a, b)) in acc.iter_mut().zip(&chunks) {
+            *acc = _mm256_add_ps(*acc, _mm256_mul_ps(load8(&a[i]), load8(&b[i])));
+        }
+    }
+    let mut out = [0f32; 4];
+    for ((o, (a, b)), acc) in out.iter_mut().zip(pairs).zip(acc) {
+        *o = inner_product_finish(a, b, Some(acc));
+    }
+    out
 }
 
 #[target_feature(enable = "avx,fma")]

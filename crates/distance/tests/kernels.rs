@@ -691,10 +691,10 @@ proptest! {
     }
 }
 
-/// The four-pair kernel gives each pair the single kernel's bits, on both tables, for every
+/// The four-pair kernels give each pair the single kernel's bits, on both tables, for every
 /// length (equal or not) and every kind of data.
 #[test]
-fn l2_squared_x4_matches_single_pairs() {
+fn x4_kernels_match_single_pairs() {
     let tables: Vec<&Kernels> = std::iter::once(vector_distance::portable_kernels())
         .chain(vector_distance::simd_kernels())
         .collect();
@@ -710,15 +710,21 @@ fn l2_squared_x4_matches_single_pairs() {
                 (&v[4][..], &v[5][..]),
                 (&v[6][..], &v[7][..]),
             ];
-            let four = (k.f32_l2_squared_x4)(pairs);
-            for (i, (a, b)) in pairs.iter().enumerate() {
-                let one = (k.f32_l2_squared)(a, b);
-                assert!(
-                    same_bits32(four[i], one),
-                    "{} n={n} pair {i}: x4 {:e} single {one:e}",
-                    k.name,
-                    four[i]
-                );
+            let kernels = [
+                ("l2", k.f32_l2_squared_x4, k.f32_l2_squared),
+                ("ip", k.f32_inner_product_x4, k.f32_inner_product),
+            ];
+            for (name, x4, single) in kernels {
+                let four = x4(pairs);
+                for (i, (a, b)) in pairs.iter().enumerate() {
+                    let one = single(a, b);
+                    assert!(
+                        same_bits32(four[i], one),
+                        "{} {name} n={n} pair {i}: x4 {:e} single {one:e}",
+                        k.name,
+                        four[i]
+                    );
+                }
             }
             // Unequal lengths take the single kernel for each pair.
             let short = &v[7][..n / 2];
@@ -728,6 +734,14 @@ fn l2_squared_x4_matches_single_pairs() {
                 (&v[4][..], &v[5][..]),
                 (&v[2][..], &v[3][..]),
             ];
+            let four = (k.f32_inner_product_x4)(mixed);
+            for (i, (a, b)) in mixed.iter().enumerate() {
+                assert!(
+                    same_bits32(four[i], (k.f32_inner_product)(a, b)),
+                    "{} n={n} mixed ip pair {i}",
+                    k.name
+                );
+            }
             let four = (k.f32_l2_squared_x4)(mixed);
             for (i, (a, b)) in mixed.iter().enumerate() {
                 assert!(

@@ -765,6 +765,10 @@ impl Kernel {
         match self {
             Kernel::VectorL2Squared => Some(|p| vector_pair4(p, s::l2_squared_distance_x4)),
             Kernel::VectorL2 => Some(|p| vector_pair4(p, s::l2_distance_x4)),
+            Kernel::VectorNegativeInnerProduct => {
+                Some(|p| vector_pair4(p, s::negative_inner_product_x4))
+            }
+            Kernel::VectorSpherical => Some(|p| vector_pair4(p, s::spherical_distance_x4)),
             _ => None,
         }
     }
