@@ -94,6 +94,26 @@ impl PageReadGuard {
         unsafe { Self::from_locked_block(buffer, block, mode) }
     }
 
+    /// Takes ownership of a buffer this backend has pinned once and not locked, and locks it
+    /// exclusively.
+    ///
+    /// # Safety
+    ///
+    /// `buffer` is valid, pinned by this backend and not locked by it, and nothing else will
+    /// unpin it.
+    pub(super) unsafe fn lock_pinned(buffer: pg_sys::Buffer) -> Self {
+        // SAFETY: the buffer is valid and pinned (caller's contract).
+        let block = unsafe { pg_sys::BufferGetBlockNumber(buffer) };
+        // From here on, the pin is owned by the guard and released if locking fails.
+        let mut guard = PageReadGuard {
+            buffer,
+            block,
+            locked: None,
+        };
+        guard.lock(ReadMode::Exclusive);
+        guard
+    }
+
     /// [`PageReadGuard::from_locked`] for a buffer known to hold `block`.
     ///
     /// # Safety
@@ -285,6 +305,18 @@ impl PageWriteGuard {
             "at most {MAX_WRITE_PAGES} pages per write"
         );
         let guard = self.rel.new_page();
+        let slot = self.register(guard, Image::Full);
+        self.page_mut(slot).init(special_size);
+        slot
+    }
+
+    /// [`PageWriteGuard::add_new_page`] with a page the caller added to the fork already
+    /// (from [`super::ExtendedPages`]).
+    pub fn add_extended_page(&mut self, guard: PageReadGuard, special_size: usize) -> usize {
+        assert!(
+            self.pages.len() < MAX_WRITE_PAGES,
+            "at most {MAX_WRITE_PAGES} pages per write"
+        );
         let slot = self.register(guard, Image::Full);
         self.page_mut(slot).init(special_size);
         slot

@@ -7,11 +7,13 @@
 //!   pgvector's checks of the result.
 //! * [`assign`]: the list a value belongs to (nearest center, first on ties).
 //! * [`probes`]: the lists a scan reads, nearest first, with pgvector's tie order.
+//! * [`layout`]: how many pages the lists fill, counted before they are written.
 //! * [`memory`]: what pgvector counts against `maintenance_work_mem` during a build.
 //! * [`order`]: a scan batch's entries nearest first, sorted only as far as they are read.
 
 pub mod assign;
 pub mod kmeans;
+pub mod layout;
 pub mod memory;
 pub mod order;
 pub mod probes;

@@ -25,21 +25,24 @@ use crate::am::shared::out_of_memory;
 use crate::am::shared::parallel::{Coordinate, MethodChunks, ParallelBuild, Plan, WorkerSegment};
 use crate::am::shared::sort::Tuplesort;
 use crate::am::shared::typeinfo::{self, Method, Support, TypeInfo, Value, ValueKind};
+use crate::storage::page::{self, BLCKSZ};
 use crate::storage::{
-    item_pointer_data, item_pointer_from, Fork, Image, ItemPointer, PageWriteGuard, Relation,
-    WriteMode,
+    item_pointer_data, item_pointer_from, ExtendedPages, Fork, Image, ItemPointer, PageReadGuard,
+    PageRef, PageWriteGuard, Relation, WriteMode,
 };
 use crate::stores::ivfflat::format::{
     encode_list_tuple, list_tuple_size, new_opaque, MetaPage, META_PD_LOWER, OPAQUE_SIZE,
 };
 use crate::stores::ivfflat::lists;
 use pgrx::{pg_guard, pg_sys, PgMemoryContexts};
+use std::collections::VecDeque;
 use std::ffi::c_void;
 use vector_formats::page::{maxalign, ChainOpaque, INVALID_BLOCK_NUMBER};
 use vector_formats::varlena::{
     bit_size, dense_size, header_4b, read_bit, read_halfvec, read_vector, BIT_HEADER,
     BIT_LEN_OFFSET, DENSE_DIM_OFFSET, DENSE_HEADER,
 };
+use vector_ivf::layout::PagePlanner;
 use vector_ivf::{kmeans, memory, Random, Space};
 
 /// pgvector's `PROGRESS_IVFFLAT_PHASE_KMEANS`.
@@ -811,11 +814,11 @@ fn write_lists(
 
     let size = list_tuple_size(maxalign(item));
     let mut guard = rel.begin_write(WriteMode::Wal);
-    let mut slot = new_chain_page(&mut guard);
+    let mut slot = new_chain_page(&mut guard, None);
     let mut locations = Vec::with_capacity(centers.len());
     for center in centers {
         if guard.page(slot).free_space() < size {
-            (guard, slot) = append_page(rel, guard, slot);
+            (guard, slot) = append_page(rel, guard, slot, None);
         }
         let tuple = encode_list_tuple(
             INVALID_BLOCK_NUMBER,
@@ -832,17 +835,27 @@ fn write_lists(
     locations
 }
 
-/// Adds a new page to `guard` with the ivfflat special space; returns its slot.
-fn new_chain_page(guard: &mut PageWriteGuard) -> usize {
-    let slot = guard.add_new_page(OPAQUE_SIZE);
+/// Adds a new page to `guard` with the ivfflat special space: `extended`, a block added to
+/// the index ahead of time, or else one added now. Returns its slot.
+fn new_chain_page(guard: &mut PageWriteGuard, extended: Option<PageReadGuard>) -> usize {
+    let slot = match extended {
+        Some(page) => guard.add_extended_page(page, OPAQUE_SIZE),
+        None => guard.add_new_page(OPAQUE_SIZE),
+    };
     new_opaque().encode(guard.page_mut(slot).special_mut());
     slot
 }
 
-/// pgvector's `IvfflatAppendPage`: a new page linked after the one in `slot`, both written in
-/// one record; the new page stays locked in a new record, which is returned with its slot.
-fn append_page(rel: Relation, mut guard: PageWriteGuard, slot: usize) -> (PageWriteGuard, usize) {
-    let new_slot = new_chain_page(&mut guard);
+/// pgvector's `IvfflatAppendPage`: a new page (as [`new_chain_page`]) linked after the one in
+/// `slot`, both written in one record; the new page stays locked in a new record, which is
+/// returned with its slot.
+fn append_page(
+    rel: Relation,
+    mut guard: PageWriteGuard,
+    slot: usize,
+    extended: Option<PageReadGuard>,
+) -> (PageWriteGuard, usize) {
+    let new_slot = new_chain_page(&mut guard, extended);
     let new_block = guard.block(new_slot);
     ChainOpaque::set_next_blkno(guard.page_mut(slot).special_mut(), new_block);
     let mut held = guard.commit();
@@ -853,43 +866,110 @@ fn append_page(rel: Relation, mut guard: PageWriteGuard, slot: usize) -> (PageWr
     (guard, slot)
 }
 
+/// Entry pages the load counts ahead and adds to the index at once.
+const PAGES_AHEAD: u64 = 64;
+
+/// The sorted entries of the load, formed into index tuples a little ahead of their writing,
+/// so that the pages they fill are counted ([`PagePlanner`]) and added to the index many at a
+/// time ([`Relation::extend_by`]): the blocks are the ones adding pages one by one would give.
+struct EntryFeed<'a> {
+    rel: Relation,
+    sort: &'a mut Tuplesort,
+    lists: usize,
+    /// Formed tuples with their lists, pulled from the sort and counted.
+    ahead: VecDeque<(usize, Vec<u8>)>,
+    sorted_out: bool,
+    planner: PagePlanner,
+    /// Blocks added ahead and not used yet.
+    extended: ExtendedPages,
+    /// Pages added so far, ahead or one by one.
+    added: u64,
+}
+
+impl<'a> EntryFeed<'a> {
+    fn new(rel: Relation, sort: &'a mut Tuplesort, lists: usize) -> Self {
+        let mut empty = vec![0u8; BLCKSZ];
+        page::init(&mut empty, OPAQUE_SIZE);
+        EntryFeed {
+            rel,
+            sort,
+            lists,
+            ahead: VecDeque::new(),
+            sorted_out: false,
+            planner: PagePlanner::new(PageRef::new(&empty).exact_free_space()),
+            extended: rel.extend_by(0),
+            added: 0,
+        }
+    }
+
+    /// Pulls entries from the sort until `pages` more pages than added so far are counted,
+    /// or the sort is done (then the lists with no entries left are counted too).
+    fn pull(&mut self, pages: u64) {
+        while !self.sorted_out && self.planner.pages() < self.added + pages {
+            let Some(values) = self.sort.next_tuple() else {
+                self.sorted_out = true;
+                self.planner.finish(self.lists);
+                break;
+            };
+            let list = values[0].value() as i32 as usize;
+            // SAFETY: the second column is a tid by reference into the sort's slot.
+            let tid = unsafe { item_pointer_from(values[1].cast_mut_ptr()) };
+            let tuple = crate::stores::ivfflat::entries::form_tuple(self.rel, values[2], tid);
+            self.planner.entry(list, tuple.len());
+            self.ahead.push_back((list, tuple));
+        }
+    }
+
+    /// The next entry of `list`, if any is left.
+    fn next_in(&mut self, list: usize) -> Option<Vec<u8>> {
+        if self.ahead.is_empty() {
+            self.pull(1);
+        }
+        match self.ahead.front() {
+            Some((l, _)) if *l == list => self.ahead.pop_front().map(|(_, tuple)| tuple),
+            _ => None,
+        }
+    }
+
+    /// The block for the next new page: one added ahead (adding the next ones counted when
+    /// none is left), or `None` for one added now.
+    fn next_page(&mut self) -> Option<PageReadGuard> {
+        if self.extended.is_empty() {
+            self.pull(PAGES_AHEAD);
+            let count = self.planner.pages().saturating_sub(self.added);
+            if count > 1 {
+                self.extended = self.rel.extend_by(count as u32);
+                self.added += self.extended.len() as u64;
+            }
+        }
+        let page = self.extended.take();
+        if page.is_none() {
+            self.added += 1;
+        }
+        page
+    }
+}
+
 /// Writes every list's entries from the sort (in list order) into a chain of new pages, and
 /// records each list's first and last page.
 fn load_lists(rel: Relation, sort: &mut Tuplesort, locations: &[ItemPointer]) {
-    let mut pending: Option<(i32, ItemPointer, Vec<u8>)> = None;
-    let next_tuple = |sort: &mut Tuplesort| -> Option<(i32, ItemPointer, Vec<u8>)> {
-        let values = sort.next_tuple()?;
-        let list = values[0].value() as i32;
-        // SAFETY: the second column is a tid by reference into the sort's slot.
-        let tid = unsafe { item_pointer_from(values[1].cast_mut_ptr()) };
-        let tuple = crate::stores::ivfflat::entries::form_tuple(rel, values[2], tid);
-        Some((list, tid, tuple))
-    };
+    let mut feed = EntryFeed::new(rel, sort, locations.len());
     let mut inserted = 0i64;
     for (list, location) in locations.iter().enumerate() {
         pgrx::check_for_interrupts!();
         let mut guard = rel.begin_write(WriteMode::Wal);
-        let mut slot = new_chain_page(&mut guard);
+        let mut slot = new_chain_page(&mut guard, feed.next_page());
         let start = guard.block(slot);
-        loop {
-            if pending.is_none() {
-                pending = next_tuple(sort);
-            }
-            let Some((l, _, tuple)) = pending.as_ref() else {
-                break;
-            };
-            if *l != list as i32 {
-                break;
-            }
+        while let Some(tuple) = feed.next_in(list) {
             if guard.page(slot).free_space() < maxalign(tuple.len()) {
-                (guard, slot) = append_page(rel, guard, slot);
+                let page = feed.next_page();
+                (guard, slot) = append_page(rel, guard, slot, page);
             }
-            if guard.page_mut(slot).add_item(tuple).is_none() {
+            if guard.page_mut(slot).add_item(&tuple).is_none() {
                 pgrx::error!("failed to add index item to \"{}\"", rel.name());
             }
             inserted += 1;
             report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, inserted);
-            pending = None;
         }
         let insert_page = guard.block(slot);
         guard.commit();
@@ -900,6 +980,14 @@ fn load_lists(rel: Relation, sort: &mut Tuplesort, locations: &[ItemPointer]) {
             insert_page,
             INVALID_BLOCK_NUMBER,
             start,
+        );
+    }
+    if !feed.extended.is_empty() {
+        // The count and the pages disagree: blocks were added that no list uses.
+        pgrx::error!(
+            "ivfflat build of \"{}\" added {} pages it did not fill",
+            rel.name(),
+            feed.extended.len()
         );
     }
 }
