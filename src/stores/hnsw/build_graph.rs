@@ -585,12 +585,20 @@ impl<R: Region> GraphStore for BuildGraph<'_, R> {
         for &id in ids.iter().take(AHEAD) {
             prefetch_lines(self.value_bytes(id));
         }
-        for (k, &id) in ids.iter().enumerate() {
-            if let Some(&next) = ids.get(k + AHEAD) {
+        // Four at a time: the kernel overlaps them (same results as one by one).
+        let mut distances = [0f64; 4];
+        for (k, chunk) in ids.chunks(4).enumerate() {
+            for &next in ids.iter().skip(k * 4 + AHEAD).take(chunk.len()) {
                 prefetch_lines(self.value_bytes(next));
             }
-            let distance = query.distance(self.value_bytes(id));
-            out.push(self.candidate(id, distance));
+            let mut values: [&[u8]; 4] = [&[]; 4];
+            for (value, &id) in values.iter_mut().zip(chunk) {
+                *value = self.value_bytes(id);
+            }
+            query.distances(&values[..chunk.len()], &mut distances[..chunk.len()]);
+            for (&id, &distance) in chunk.iter().zip(&distances) {
+                out.push(self.candidate(id, distance));
+            }
         }
     }
 
