@@ -309,40 +309,34 @@ impl Relation {
         unsafe { PageReadGuard::from_locked(extend_locked(*self), ReadMode::Exclusive) }
     }
 
-    /// Adds `count` blocks to the end of the fork in as few calls to the buffer manager as
-    /// it allows; see [`ExtendedPages`]. On PostgreSQL 15 it adds none: callers then add their
-    /// pages one at a time.
+    /// Adds up to `count` blocks to the end of the fork in one call to the buffer manager; see
+    /// [`ExtendedPages`]. It adds fewer when this backend may not pin that many more buffers
+    /// (at least one), and none on PostgreSQL 15: callers add the rest later or one at a time.
     pub fn extend_by(&self, count: u32) -> ExtendedPages {
         #[cfg(not(feature = "pg15"))]
         let buffers = {
-            let bmr = pg_sys::BufferManagerRelation {
-                rel: self.raw,
-                smgr: std::ptr::null_mut(),
-                relpersistence: 0,
-            };
             let mut buffers = vec![0 as pg_sys::Buffer; count as usize];
             let mut added = 0u32;
-            while added < count {
-                let mut by = 0u32;
+            if count > 0 {
+                let bmr = pg_sys::BufferManagerRelation {
+                    rel: self.raw,
+                    smgr: std::ptr::null_mut(),
+                    relpersistence: 0,
+                };
                 // SAFETY: the relation is open (Relation's contract); `buffers` has room for
-                // the count asked for. ExtendBufferedRelBy takes the extension lock itself and
-                // returns that many new buffers pinned, not locked; it may add fewer than
-                // asked (pin limits), hence the loop.
+                // `count`. ExtendBufferedRelBy takes the extension lock itself and returns
+                // `added` new buffers pinned, not locked (fewer than asked past the pin limit).
                 unsafe {
                     pg_sys::ExtendBufferedRelBy(
                         bmr,
                         self.fork.number(),
                         std::ptr::null_mut(),
                         0,
-                        count - added,
-                        buffers.as_mut_ptr().add(added as usize),
-                        &mut by,
+                        count,
+                        buffers.as_mut_ptr(),
+                        &mut added,
                     );
                 }
-                if by == 0 {
-                    break;
-                }
-                added += by;
             }
             buffers.truncate(added as usize);
             buffers.into_iter().collect()

@@ -936,7 +936,13 @@ impl<'a> EntryFeed<'a> {
     fn next_page(&mut self) -> Option<PageReadGuard> {
         if self.extended.is_empty() {
             self.pull(PAGES_AHEAD);
-            let count = self.planner.pages().saturating_sub(self.added);
+            // At most PAGES_AHEAD pinned at once: the lists with no entries left are all
+            // counted when the sort ends, and there can be thousands.
+            let count = self
+                .planner
+                .pages()
+                .saturating_sub(self.added)
+                .min(PAGES_AHEAD);
             if count > 1 {
                 self.extended = self.rel.extend_by(count as u32);
                 self.added += self.extended.len() as u64;
