@@ -265,61 +265,6 @@ fn f32_l2_squared(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
-/// Steps 2 and 3 of `f32_l2_squared` (the 4-lane step and the scalar tail) after its 8-lane
-/// accumulator `acc8` (`None` below 8 elements).
-#[inline]
-#[target_feature(enable = "avx,fma")]
-fn l2_squared_finish(a: &[f32], b: &[f32], acc8: Option<__m256>) -> f32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc4 = _mm_setzero_ps();
-    let mut sum = None;
-    let mut i = 0;
-    if let Some(acc8) = acc8 {
-        i = n / 8 * 8;
-        acc4 = fold8(acc8);
-        sum = Some(hsum4(acc4));
-    }
-    if n - i >= 4 {
-        let d = _mm_sub_ps(load4(&a[i..]), load4(&b[i..]));
-        acc4 = _mm_fmadd_ps(d, d, acc4);
-        sum = Some(hsum4(acc4));
-        i += 4;
-    }
-    let mut s = sum.unwrap_or(0.0);
-    for (x, y) in a[i..].iter().zip(&b[i..]) {
-        let d = x - y;
-        s += d * d;
-    }
-    s
-}
-
-/// Four `f32_l2_squared` at once: their 8-lane loops are interleaved, so that one pair's
-/// additions wait on another's less, and each result keeps the single kernel's bits.
-#[target_feature(enable = "avx,fma")]
-fn f32_l2_squared_x4(pairs: [(&[f32], &[f32]); 4]) -> [f32; 4] {
-    let n = pairs[0].0.len();
-    if pairs.iter().any(|(a, b)| a.len() != n || b.len() != n) {
-        return pairs.map(|(a, b)| f32_l2_squared(a, b));
-    }
-    if n < 8 {
-        return pairs.map(|(a, b)| l2_squared_finish(a, b, None));
-    }
-    let chunks = pairs.map(|(a, b)| (a.as_chunks::<8>().0, b.as_chunks::<8>().0));
-    let mut acc = [_mm256_setzero_ps(); 4];
-    for i in 0..n / 8 {
-        for (acc, (a, b)) in acc.iter_mut().zip(&chunks) {
-            let d = _mm256_sub_ps(load8(&a[i]), load8(&b[i]));
-            *acc = _mm256_add_ps(*acc, _mm256_mul_ps(d, d));
-        }
-    }
-    let mut out = [0f32; 4];
-    for ((o, (a, b)), acc) in out.iter_mut().zip(pairs).zip(acc) {
-        *o = l2_squared_finish(a, b, Some(acc));
-    }
-    out
-}
-
 #[target_feature(enable = "avx,fma")]
 fn f32_inner_product(a: &[f32], b: &[f32]) -> f32 {
     debug_assert_eq!(a.len(), b.len());
@@ -333,55 +278,96 @@ fn f32_inner_product(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
-/// Steps 2 and 3 of `f32_inner_product` after its 8-lane accumulator `acc8` (`None` below 8
-/// elements).
-#[inline]
-#[target_feature(enable = "avx,fma")]
-fn inner_product_finish(a: &[f32], b: &[f32], acc8: Option<__m256>) -> f32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc4 = _mm_setzero_ps();
-    let mut sum = None;
-    let mut i = 0;
-    if let Some(acc8) = acc8 {
-        i = n / 8 * 8;
-        acc4 = fold8(acc8);
-        sum = Some(hsum4(acc4));
-    }
-    if n - i >= 4 {
-        acc4 = _mm_fmadd_ps(load4(&a[i..]), load4(&b[i..]), acc4);
-        sum = Some(hsum4(acc4));
-        i += 4;
-    }
-    let mut s = sum.unwrap_or(0.0);
-    for (x, y) in a[i..].iter().zip(&b[i..]) {
-        s += x * y;
-    }
-    s
+/// Generates a kernel of four independent pairs from a single kernel's steps: `main` (the new
+/// 8-lane accumulator), `step` (the 4-lane step) and `tail` (one scalar term). The pairs'
+/// 8-lane loops are interleaved, so that one pair's additions wait on another's less; each pair
+/// goes through the single kernel's operations in its order, so each result keeps its bits.
+macro_rules! four_pairs {
+    (
+        $(#[$meta:meta])*
+        fn $name:ident = $single:ident;
+        main |$acc8:ident, $x8:ident, $y8:ident| $main:expr;
+        step |$acc4:ident, $x4:ident, $y4:ident| $step:expr;
+        tail |$x:ident, $y:ident| $tail:expr;
+    ) => {
+        $(#[$meta])*
+        #[target_feature(enable = "avx,fma")]
+        fn $name(pairs: [(&[f32], &[f32]); 4]) -> [f32; 4] {
+            /// The single kernel's 4-lane step and scalar tail after its 8-lane accumulator
+            /// (`None` below 8 elements).
+            #[inline]
+            #[target_feature(enable = "avx,fma")]
+            fn finish(a: &[f32], b: &[f32], acc8: Option<__m256>) -> f32 {
+                let n = a.len().min(b.len());
+                let (a, b) = (&a[..n], &b[..n]);
+                let mut acc4 = _mm_setzero_ps();
+                let mut sum = None;
+                let mut i = 0;
+                if let Some(acc8) = acc8 {
+                    i = n / 8 * 8;
+                    acc4 = fold8(acc8);
+                    sum = Some(hsum4(acc4));
+                }
+                if n - i >= 4 {
+                    let ($acc4, $x4, $y4) = (acc4, load4(&a[i..]), load4(&b[i..]));
+                    acc4 = $step;
+                    sum = Some(hsum4(acc4));
+                    i += 4;
+                }
+                let mut s = sum.unwrap_or(0.0);
+                for ($x, $y) in a[i..].iter().zip(&b[i..]) {
+                    s += $tail;
+                }
+                s
+            }
+
+            let n = pairs[0].0.len();
+            if pairs.iter().any(|(a, b)| a.len() != n || b.len() != n) {
+                return pairs.map(|(a, b)| $single(a, b));
+            }
+            if n < 8 {
+                return pairs.map(|(a, b)| finish(a, b, None));
+            }
+            let chunks = pairs.map(|(a, b)| (a.as_chunks::<8>().0, b.as_chunks::<8>().0));
+            let mut acc = [_mm256_setzero_ps(); 4];
+            for i in 0..n / 8 {
+                for (slot, (a, b)) in acc.iter_mut().zip(&chunks) {
+                    let ($acc8, $x8, $y8) = (*slot, load8(&a[i]), load8(&b[i]));
+                    *slot = $main;
+                }
+            }
+            let mut out = [0f32; 4];
+            for ((o, (a, b)), acc) in out.iter_mut().zip(pairs).zip(acc) {
+                *o = finish(a, b, Some(acc));
+            }
+            out
+        }
+    };
 }
 
-/// Four `f32_inner_product` at once, interleaved as in `f32_l2_squared_x4`.
-#[target_feature(enable = "avx,fma")]
-fn f32_inner_product_x4(pairs: [(&[f32], &[f32]); 4]) -> [f32; 4] {
-    let n = pairs[0].0.len();
-    if pairs.iter().any(|(a, b)| a.len() != n || b.len() != n) {
-        return pairs.map(|(a, b)| f32_inner_product(a, b));
-    }
-    if n < 8 {
-        return pairs.map(|(a, b)| inner_product_finish(a, b, None));
-    }
-    let chunks = pairs.map(|(a, b)| (a.as_chunks::<8>().0, b.as_chunks::<8>().0));
-    let mut acc = [_mm256_setzero_ps(); 4];
-    for i in 0..n / 8 {
-        for (acc, (a, b)) in acc.iter_mut().zip(&chunks) {
-            *acc = _mm256_add_ps(*acc, _mm256_mul_ps(load8(&a[i]), load8(&b[i])));
-        }
-    }
-    let mut out = [0f32; 4];
-    for ((o, (a, b)), acc) in out.iter_mut().zip(pairs).zip(acc) {
-        *o = inner_product_finish(a, b, Some(acc));
-    }
-    out
+four_pairs! {
+    /// Four `f32_l2_squared` at once.
+    fn f32_l2_squared_x4 = f32_l2_squared;
+    main |acc, x, y| {
+        let d = _mm256_sub_ps(x, y);
+        _mm256_add_ps(acc, _mm256_mul_ps(d, d))
+    };
+    step |acc, x, y| {
+        let d = _mm_sub_ps(x, y);
+        _mm_fmadd_ps(d, d, acc)
+    };
+    tail |x, y| {
+        let d = x - y;
+        d * d
+    };
+}
+
+four_pairs! {
+    /// Four `f32_inner_product` at once.
+    fn f32_inner_product_x4 = f32_inner_product;
+    main |acc, x, y| _mm256_add_ps(acc, _mm256_mul_ps(x, y));
+    step |acc, x, y| _mm_fmadd_ps(x, y, acc);
+    tail |x, y| x * y;
 }
 
 #[target_feature(enable = "avx,fma")]
