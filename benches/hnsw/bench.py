@@ -240,6 +240,42 @@ class Dataset:
             raise ValueError(f"unknown data set kind {self.kind}")
 
 
+SENTENCE_SCRIPT = Path(__file__).resolve().parent.parent / "data" / "sentence_embeddings.py"
+
+
+def sentence_files(ds: Dataset, datadir: Path) -> tuple[Path, Path]:
+    """The "sentences" set: real all-MiniLM-L6-v2 embeddings of documentation sentences
+    (benches/data/sentence_embeddings.py, made once per data directory). Rows are its first
+    n vectors, queries the next ds.queries: held-out sentences of the same text."""
+    if ds.dim != 384:
+        raise SystemExit("the sentences data set has 384 dimensions (--dim 384)")
+    source = datadir / "sentences-minilm-384.f32"
+    need = ds.n + ds.queries
+    if not source.exists() or source.stat().st_size < need * 4 * ds.dim:
+        log(f"embedding {need} sentences (once; tens of minutes on 2 cores)")
+        subprocess.run([sys.executable, str(SENTENCE_SCRIPT), "--out", str(datadir),
+                        "--count", str(need), "--seed", str(ds.seed)], check=True)
+    row_bytes = 4 * ds.dim
+
+    def read(first: int, count: int):
+        with source.open("rb") as f:
+            f.seek(first * row_bytes)
+            for _ in range(count):
+                a = array.array("f")
+                a.frombytes(f.read(row_bytes))
+                if sys.byteorder != "little":
+                    a.byteswap()
+                yield a.tolist()
+
+    items = datadir / f"{ds.signature}.items.copy"
+    queries = datadir / f"{ds.signature}.queries.copy"
+    if not items.exists():
+        write_copy_file(items, ds.dim, read(0, ds.n))
+    if not queries.exists():
+        write_copy_file(queries, ds.dim, read(ds.n, ds.queries))
+    return items, queries
+
+
 def write_copy_file(path: Path, dim: int, vectors) -> None:
     """Writes (id int4, embedding vector) rows in PostgreSQL's binary COPY format.
 
@@ -264,6 +300,8 @@ def write_copy_file(path: Path, dim: int, vectors) -> None:
 def data_files(ds: Dataset, datadir: Path) -> tuple[Path, Path]:
     datadir.mkdir(parents=True, exist_ok=True)
     datadir.chmod(0o755)
+    if ds.kind == "sentences":
+        return sentence_files(ds, datadir)
     items = datadir / f"{ds.signature}.items.copy"
     queries = datadir / f"{ds.signature}.queries.copy"
     if not items.exists():
@@ -725,7 +763,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--queries", type=int, help="query vectors (default 1000, quick 200)")
     p.add_argument("--dim", type=int, default=768)
     p.add_argument("--datasets", default="random,clustered",
-                   help="comma-separated: random (uniform in [-1,1)), clustered (Gaussian)")
+                   help="comma-separated: random (uniform in [-1,1)), clustered (Gaussian), "
+                        "sentences (real all-MiniLM-L6-v2 embeddings, --dim 384)")
     p.add_argument("--clusters", type=int, default=64, help="clusters of the clustered set")
     p.add_argument("--sigma", type=float, default=0.25,
                    help="per-coordinate standard deviation around a cluster center (centers "

@@ -1152,8 +1152,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="start the servers, report whether the data, databases, ground truth "
                         "and indexes are there and what a run would (re)build, then stop")
     p.add_argument("--dim", type=int, default=768)
-    p.add_argument("--dataset", choices=["random", "clustered"], default="random",
-                   help="bench.py's data sets (clustered: 64 centers, sigma 0.25)")
+    p.add_argument("--dataset", choices=["random", "clustered", "sentences"], default="random",
+                   help="bench.py's data sets (clustered: 64 centers, sigma 0.25; sentences: "
+                        "real all-MiniLM-L6-v2 embeddings of documentation text, --dim 384)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--m", type=int, default=16)
