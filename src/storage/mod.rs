@@ -318,11 +318,7 @@ impl Relation {
             let mut buffers = vec![0 as pg_sys::Buffer; count as usize];
             let mut added = 0u32;
             if count > 0 {
-                let bmr = pg_sys::BufferManagerRelation {
-                    rel: self.raw,
-                    smgr: std::ptr::null_mut(),
-                    relpersistence: 0,
-                };
+                let bmr = buffer_manager_relation(*self);
                 // SAFETY: the relation is open (Relation's contract); `buffers` has room for
                 // `count`. ExtendBufferedRelBy takes the extension lock itself and returns
                 // `added` new buffers pinned, not locked (fewer than asked past the pin limit).
@@ -562,6 +558,16 @@ fn first_storage_subid(rel: &pg_sys::RelationData) -> pg_sys::SubTransactionId {
     rel.rd_firstRelfilelocatorSubid
 }
 
+/// The buffer manager's handle of an open relation (its smgr and persistence looked up).
+#[cfg(not(feature = "pg15"))]
+fn buffer_manager_relation(rel: Relation) -> pg_sys::BufferManagerRelation {
+    pg_sys::BufferManagerRelation {
+        rel: rel.raw,
+        smgr: std::ptr::null_mut(),
+        relpersistence: 0,
+    }
+}
+
 /// Extends the fork by one block; returns the new buffer pinned and exclusively locked.
 ///
 /// # Safety
@@ -607,11 +613,7 @@ unsafe fn extend_locked(rel: Relation) -> pg_sys::Buffer {
 /// `rel` wraps an open relation.
 #[cfg(not(feature = "pg15"))]
 unsafe fn extend_locked(rel: Relation) -> pg_sys::Buffer {
-    let bmr = pg_sys::BufferManagerRelation {
-        rel: rel.raw,
-        smgr: std::ptr::null_mut(),
-        relpersistence: 0,
-    };
+    let bmr = buffer_manager_relation(rel);
     // SAFETY: the relation is open (caller's contract). ExtendBufferedRel takes and releases
     // the extension lock itself and, with EB_LOCK_FIRST, returns the buffer exclusively locked.
     unsafe {
