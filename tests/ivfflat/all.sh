@@ -7,7 +7,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=${1:-$(mktemp -d /tmp/ivfflat-all.XXXXXX)}
 shift || true
 checks=("$@")
-[ ${#checks[@]} -gt 0 ] || checks=(cross_library recall crash_recovery standby_replay io_identical corrupt_pages build_pages)
+[ ${#checks[@]} -gt 0 ] || checks=(cross_library recall crash_recovery standby_replay io_identical corrupt_pages build_pages
+  soak)
 passed=0 failed=0
 for c in "${checks[@]}"; do
   echo "== $c"
