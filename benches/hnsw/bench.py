@@ -249,11 +249,13 @@ def sentence_files(ds: Dataset, datadir: Path) -> tuple[Path, Path]:
     n vectors, queries the next ds.queries: held-out sentences of the same text."""
     if ds.dim != 384:
         raise SystemExit("the sentences data set has 384 dimensions (--dim 384)")
-    source = datadir / "sentences-minilm-384.f32"
+    # The sentences' order depends on the seed: one directory per seed.
+    made = datadir / f"sentences-seed{ds.seed}"
+    source = made / "sentences-minilm-384.f32"
     need = ds.n + ds.queries
     if not source.exists() or source.stat().st_size < need * 4 * ds.dim:
         log(f"embedding {need} sentences (once; tens of minutes on 2 cores)")
-        subprocess.run([sys.executable, str(SENTENCE_SCRIPT), "--out", str(datadir),
+        subprocess.run([sys.executable, str(SENTENCE_SCRIPT), "--out", str(made),
                         "--count", str(need), "--seed", str(ds.seed)], check=True)
     row_bytes = 4 * ds.dim
 
