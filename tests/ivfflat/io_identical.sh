@@ -2,10 +2,10 @@
 # Cold-list read-ahead (ivfflat.io_method) changes nothing but time: 300 queries at probes 10
 # on an index larger than shared_buffers return the same ids in the same order and read the
 # same pages with prefetch and with off, iterative scans included; after the page cache is
-# dropped (root only), prefetch overlaps its reads (prefetched > 0) and hints table rows,
-# off does neither; with the index in the page cache only, prefetch streams its lists (counted
-# as prefetched) and off does not; a resident index is never hinted. Cursors closed early and an error in the
-# middle of a scan leave no buffer pinned.
+# dropped (root only), prefetch overlaps its reads (prefetched > 0) and hints table rows in
+# many queries, off does neither; with the index in the page cache only, prefetch streams its
+# lists (counted as prefetched) and off does not; a resident index and table are never
+# hinted. Cursors closed early and an error in the middle of a scan leave no buffer pinned.
 # Usage: tests/ivfflat/io_identical.sh [WORKDIR]   (OURS=..., PORT_OURS)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/ivfflat-io.XXXXXX)}
@@ -74,18 +74,22 @@ if [ "$dropped" = 1 ]; then
     n=$(sql ours -c "SELECT sum(prefetched) FROM runs WHERE cfg = '$cfg'")
     [ "$n" -gt 0 ] || fail "$cfg prefetched nothing after the page cache was dropped"
   done
-  n=$(sql ours -c "SELECT sum(heap_prefetches) FROM runs WHERE cfg = 'prefetch'")
-  [ "$n" -gt 0 ] || fail "prefetch hinted no table block ahead of its rows, cold"
+  # The table is on the device for most of the run: the scans see their rows' fetches going
+  # to it (or the walk cold) and hint the next rows (199 of 300 queries when written).
+  n=$(sql ours -c "SELECT count(*) FROM runs WHERE cfg = 'prefetch' AND heap_prefetches > 0")
+  [ "$n" -ge 50 ] || fail "prefetch hinted table blocks in only $n of 300 queries, cold"
+  echo "cold: $n of 300 queries hinted table blocks ahead of their rows"
 fi
 n=$(sql ours -c "SELECT sum(prefetched) FROM runs WHERE cfg = 'prefetch-page-cache'")
 [ "$n" -gt 0 ] || fail "prefetch streamed no list from the page cache"
 echo "ids and pages identical across 5 settings x 300 queries (page cache: $n pages streamed)"
 
-# Resident: the same queries again with the index in shared buffers hint nothing.
+# Resident: the same queries again with the index and the table in shared buffers hint nothing.
 sql ours -c "ALTER SYSTEM SET shared_buffers = '256MB'"
 stop ours
 start ours
-resident=$(sql ours -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" -c "SELECT pg_prewarm('items_idx') > 0" \
+resident=$(sql ours -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" \
+  -c "SELECT pg_prewarm('items_idx') > 0 AND pg_prewarm('items') > 0" \
   -c "SET enable_seqscan = off; SET ivfflat.probes = 10" -c "
   SELECT sum(cardinality(array(SELECT id FROM items ORDER BY v <-> q.v LIMIT 10))) FROM queries q" \
   -c "SELECT prefetched + unused_prefetches + heap_prefetches FROM ivfflat_last_scan_stats()" | tail -1)

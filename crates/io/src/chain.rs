@@ -114,6 +114,11 @@ impl ChainHints {
         self
     }
 
+    /// Whether this reader may hint at all (the method is not `off`, there is I/O concurrency).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     /// Whether reads are overlapped now.
     pub fn is_cold(&self) -> bool {
         self.cold && self.enabled

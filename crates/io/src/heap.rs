@@ -1,6 +1,8 @@
 //! Hints for the table blocks of the rows an index scan is about to return ([`HeapRowHints`]).
 
+use crate::reader::DEVICE_READ;
 use crate::source::{BlockNumber, BlockSource, Prefetched};
+use std::time::Duration;
 
 /// How many rows past the one being returned a scan asks the table for, once `returned`
 /// rows were handed out, with at most `budget` reads in flight. It starts at one and grows by
@@ -10,10 +12,65 @@ pub fn heap_lookahead_distance(returned: usize, budget: usize) -> usize {
     budget.min(1 + returned / 2)
 }
 
+/// Tells from the gaps between an index scan's rows whether the executor's table fetches go
+/// to a device. The table can be cold while the index is resident or in the page cache (an
+/// ivfflat scan's lists stream; a big table beside a prewarmed index), so the index's reads
+/// alone cannot tell.
+///
+/// A gap is judged when the row handed out before it was not hinted and shared buffers
+/// missed during it: longer than [`DEVICE_READ`] is slow, shorter is the page cache. Two slow
+/// gaps in a row make the table slow, one fast gap makes it fast again. Hinted rows say
+/// nothing (a hint makes a device read fast); a scan's first row is never hinted, so every
+/// query is judged again.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TableFetchWatch {
+    /// When the last row was handed out, the shared-buffer reads counted by then, and
+    /// whether its gap is judged.
+    returned_at: Option<(Duration, i64, bool)>,
+    slow_in_a_row: u32,
+    slow: bool,
+}
+
+impl TableFetchWatch {
+    /// The scan is asked for its next row at `now`, with `reads` shared-buffer reads counted
+    /// so far: whether the table's fetches go to a device.
+    pub fn next_call(&mut self, now: Duration, reads: i64) -> bool {
+        if let Some((at, before, judged)) = self.returned_at.take() {
+            if judged && reads > before {
+                if now.saturating_sub(at) > DEVICE_READ {
+                    self.slow_in_a_row += 1;
+                    self.slow |= self.slow_in_a_row >= 2;
+                } else {
+                    self.slow_in_a_row = 0;
+                    self.slow = false;
+                }
+            }
+        }
+        self.slow
+    }
+
+    /// A row was handed out at `now`, with `reads` shared-buffer reads counted so far;
+    /// `hinted` if its table block was asked for ahead.
+    pub fn row_returned(&mut self, now: Duration, reads: i64, hinted: bool) {
+        self.returned_at = Some((now, reads, !hinted));
+    }
+
+    /// A rescan: the gap before its first row is not the last row's.
+    pub fn restart(&mut self) {
+        self.returned_at = None;
+    }
+
+    /// Whether the table's fetches go to a device.
+    pub fn slow(&self) -> bool {
+        self.slow
+    }
+}
+
 /// Hints for the table blocks of the rows an index scan is about to return: after the walk,
 /// the executor fetches each row's heap tuple one after the other, and these reads would
-/// otherwise wait one by one. Used only when the walk ended cold (a resident table is never
-/// hinted); hints never bring pages into shared buffers.
+/// otherwise wait one by one. Used only when the walk ended cold or the table's own fetches
+/// were seen going to a device ([`TableFetchWatch`]): a resident table is never hinted. Hints
+/// never bring pages into shared buffers.
 pub struct HeapRowHints<S: BlockSource> {
     heap: S,
     /// The table's tablespace I/O concurrency.
@@ -21,6 +78,9 @@ pub struct HeapRowHints<S: BlockSource> {
     /// Rows (in the order they are returned) already hinted or passed over.
     hinted: usize,
     last_block: Option<BlockNumber>,
+    /// `hinted` when the scan was last asked for a row.
+    hinted_before_call: usize,
+    watch: TableFetchWatch,
     /// Hints issued (blocks that were not already in shared buffers).
     pub issued: u64,
 }
@@ -34,14 +94,34 @@ impl<S: BlockSource> HeapRowHints<S> {
             budget,
             hinted: 0,
             last_block: None,
+            hinted_before_call: 0,
+            watch: TableFetchWatch::default(),
             issued: 0,
         }
     }
 
-    /// A rescan starts numbering rows again.
+    /// A rescan starts numbering rows again (the table stays as slow as it was seen).
     pub fn restart(&mut self) {
         self.hinted = 0;
         self.last_block = None;
+        self.watch.restart();
+    }
+
+    /// The scan is asked for its next row: whether the executor's table fetches go to a
+    /// device ([`TableFetchWatch`]).
+    pub fn table_is_slow(&mut self) -> bool {
+        self.hinted_before_call = self.hinted;
+        let now = self.heap.clock();
+        self.watch.next_call(now, self.heap.usage().reads)
+    }
+
+    /// The scan hands out its `returned`th row (the executor fetches it before asking for
+    /// the next).
+    pub fn row_returned(&mut self, returned: usize) {
+        let hinted = self.hinted_before_call >= returned;
+        let now = self.heap.clock();
+        let reads = self.heap.usage().reads;
+        self.watch.row_returned(now, reads, hinted);
     }
 
     /// `returned` rows were handed out; `next_blocks` are the table blocks of the rows that
@@ -67,6 +147,62 @@ impl<S: BlockSource> HeapRowHints<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+    const SLOW: Duration = Duration::from_micros(200);
+
+    /// Hands out a row at `at` and asks for the next after `gap`, with `misses` misses.
+    fn gap(
+        w: &mut TableFetchWatch,
+        at: Duration,
+        gap: Duration,
+        misses: i64,
+        hinted: bool,
+    ) -> bool {
+        w.row_returned(at, 100, hinted);
+        w.next_call(at + gap, 100 + misses)
+    }
+
+    #[test]
+    fn two_slow_gaps_with_misses_make_the_table_slow() {
+        let mut w = TableFetchWatch::default();
+        assert!(!w.next_call(Duration::ZERO, 0), "nothing handed out yet");
+        // A long gap without a miss (a slow client, a sort above) says nothing.
+        assert!(!gap(&mut w, MS, 10 * MS, 0, false));
+        // A miss answered by the page cache neither.
+        assert!(!gap(&mut w, 20 * MS, DEVICE_READ / 2, 1, false));
+        // One slow miss is not enough (a noisy machine), two in a row are.
+        assert!(!gap(&mut w, 30 * MS, SLOW, 1, false));
+        assert!(gap(&mut w, 40 * MS, SLOW, 1, false));
+        assert!(w.slow());
+        // Hinted rows read fast and say nothing; an unhinted fast miss turns it back.
+        assert!(gap(&mut w, 50 * MS, DEVICE_READ / 2, 1, true));
+        assert!(
+            gap(&mut w, 60 * MS, SLOW, 0, false),
+            "a gap without a miss changes nothing"
+        );
+        assert!(!gap(&mut w, 70 * MS, DEVICE_READ / 2, 1, false));
+    }
+
+    #[test]
+    fn the_scans_own_work_and_a_rescan_are_no_gap() {
+        let mut w = TableFetchWatch::default();
+        assert!(!gap(&mut w, MS, SLOW, 1, false));
+        // Reads and time between next_call and row_returned are the scan's own.
+        assert!(!w.next_call(20 * MS, 140));
+        assert!(
+            gap(&mut w, 30 * MS, SLOW, 1, false),
+            "the second slow gap in a row"
+        );
+        let mut w = TableFetchWatch::default();
+        assert!(!gap(&mut w, MS, SLOW, 1, false));
+        w.row_returned(2 * MS, 100, false);
+        w.restart();
+        assert!(
+            !w.next_call(9 * MS, 200),
+            "a rescan's first call judges no gap"
+        );
+    }
 
     #[test]
     fn distance_grows_one_every_two_rows_up_to_the_budget() {

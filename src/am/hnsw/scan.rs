@@ -310,6 +310,12 @@ pub unsafe extern "C-unwind" fn get_tuple(
             None => search,
         });
     }
+    let heap_hints = options::io_settings().heap_hints();
+    let table_slow = heap_hints && {
+        // SAFETY: scan is live.
+        unsafe { make_table_hints(scan, state) };
+        state.heap_hints.as_mut().is_some_and(|t| t.table_is_slow())
+    };
     let search = state.search.as_mut().expect("started above");
     search.set_params(params);
 
@@ -331,9 +337,11 @@ pub unsafe extern "C-unwind" fn get_tuple(
         }
     };
     state.returned += 1;
-    if state.graph.reads_cold() && options::io_settings().heap_hints() {
-        // SAFETY: scan is live.
-        unsafe { hint_next_rows(scan, state) };
+    if heap_hints && (state.graph.reads_cold() || table_slow) {
+        hint_next_rows(state);
+    }
+    if let Some(table) = state.heap_hints.as_mut() {
+        table.row_returned(state.returned);
     }
     // SAFETY: scan is live; these fields are the AM's outputs.
     unsafe {
@@ -345,13 +353,12 @@ pub unsafe extern "C-unwind" fn get_tuple(
     true
 }
 
-/// Asks for the table blocks of the rows that follow the one being returned: the rest of this
-/// element's heap TIDs, then the next results' (see [`HeapRowHints`]).
+/// Makes the scan's table hints on its first row (none without a table).
 ///
 /// # Safety
 ///
 /// `scan` is the live scan descriptor `state` belongs to.
-unsafe fn hint_next_rows(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
+unsafe fn make_table_hints(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
     if state.heap_hints.is_none() {
         // SAFETY: index_beginscan set heapRelation, open for as long as the scan.
         let heap = unsafe { (*scan).heapRelation };
@@ -362,6 +369,11 @@ unsafe fn hint_next_rows(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
         let heap = unsafe { Relation::from_raw(heap, Fork::Main) };
         state.heap_hints = Some(HeapRowHints::new(RelationBlocks::new(heap, false)));
     }
+}
+
+/// Asks for the table blocks of the rows that follow the one being returned: the rest of this
+/// element's heap TIDs, then the next results' (see [`HeapRowHints`]).
+fn hint_next_rows(state: &mut ScanState) {
     let (Some(hints), Some(search)) = (state.heap_hints.as_mut(), state.search.as_ref()) else {
         return;
     };

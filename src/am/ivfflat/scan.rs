@@ -214,19 +214,25 @@ impl ScanState {
         Some(unsafe { *values[1].cast_mut_ptr::<pg_sys::ItemPointerData>() })
     }
 
-    /// After cold reads: takes the next rows from the sort ahead of time and hints their
-    /// table blocks (at most the table's I/O concurrency of them, growing as rows are
-    /// returned).
-    fn hint_next_rows(&mut self, heap: pg_sys::Relation) {
-        if heap.is_null() {
-            return;
-        }
-        if self.heap_hints.is_none() {
+    /// The table hints of a scan that may hint (not `ivfflat.io_method = off`), made on its
+    /// first row.
+    fn table_hints(&mut self, heap: pg_sys::Relation) -> Option<&mut HeapRowHints<RelationBlocks>> {
+        if self.heap_hints.is_none() && self.hints.enabled() && !heap.is_null() {
             // SAFETY: index_beginscan set heapRelation, open for as long as the scan.
             let rel = unsafe { Relation::from_raw(heap, Fork::Main) };
             let mut blocks = RelationBlocks::new(rel, false);
             self.heap_budget = blocks.platform().io_concurrency;
             self.heap_hints = Some(HeapRowHints::new(blocks));
+        }
+        self.heap_hints.as_mut()
+    }
+
+    /// After cold reads: takes the next rows from the sort ahead of time and hints their
+    /// table blocks (at most the table's I/O concurrency of them, growing as rows are
+    /// returned).
+    fn hint_next_rows(&mut self) {
+        if self.heap_hints.is_none() {
+            return;
         }
         let want = heap_lookahead_distance(self.returned, self.heap_budget);
         while self.ahead.len() < want {
@@ -360,13 +366,18 @@ pub unsafe extern "C-unwind" fn get_tuple(
         state.choose_lists();
         state.read_batch();
     }
+    // SAFETY: scan is live; heapRelation is the scan's table (or null).
+    let table = state.table_hints(unsafe { (*scan).heapRelation });
+    let table_slow = table.is_some_and(|t| t.table_is_slow());
     let Some(tid) = state.next_tid() else {
         return false;
     };
     state.returned += 1;
-    if state.hints.is_cold() {
-        // SAFETY: scan is live; heapRelation is the scan's table (or null).
-        state.hint_next_rows(unsafe { (*scan).heapRelation });
+    if state.hints.is_cold() || table_slow {
+        state.hint_next_rows();
+    }
+    if let Some(table) = state.heap_hints.as_mut() {
+        table.row_returned(state.returned);
     }
     // SAFETY: scan is live; these fields are the AM's outputs.
     unsafe {
