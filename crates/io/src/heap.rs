@@ -2,6 +2,7 @@
 
 use crate::reader::DEVICE_READ;
 use crate::source::{BlockNumber, BlockSource, Prefetched};
+use std::cell::Cell;
 use std::time::Duration;
 
 /// How many rows past the one being returned a scan asks the table for, once `returned`
@@ -21,37 +22,68 @@ pub fn heap_lookahead_distance(returned: usize, budget: usize) -> usize {
 /// missed during it: longer than [`DEVICE_READ`] is slow, shorter is the page cache. Two slow
 /// gaps in a row make the table slow, one fast gap makes it fast again. Hinted rows say
 /// nothing (a hint makes a device read fast); a scan's first row is never hinted, so every
-/// query is judged again.
+/// query is judged again. A backend's next scan starts where its last one ended. The clock is read only after a gap with a miss, until
+/// [`QUIET_GAPS`] gaps in a row had none: a resident table costs no clock read.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TableFetchWatch {
-    /// When the last row was handed out, the shared-buffer reads counted by then, and
-    /// whether its gap is judged.
-    returned_at: Option<(Duration, i64, bool)>,
+    /// The last row handed out: when (if timed), the shared-buffer reads counted by then,
+    /// and whether its gap is judged.
+    returned_at: Option<(Option<Duration>, i64, bool)>,
+    timing: bool,
+    quiet_gaps: u32,
     slow_in_a_row: u32,
     slow: bool,
 }
 
+/// Gaps in a row without a miss after which the watch stops reading the clock.
+pub const QUIET_GAPS: u32 = 8;
+
+thread_local! {
+    static LAST_WATCH: Cell<TableFetchWatch> = const { Cell::new(TableFetchWatch {
+        returned_at: None,
+        timing: false,
+        quiet_gaps: 0,
+        slow_in_a_row: 0,
+        slow: false,
+    }) };
+}
+
 impl TableFetchWatch {
-    /// The scan is asked for its next row at `now`, with `reads` shared-buffer reads counted
-    /// so far: whether the table's fetches go to a device.
-    pub fn next_call(&mut self, now: Duration, reads: i64) -> bool {
-        if let Some((at, before, judged)) = self.returned_at.take() {
-            if judged && reads > before {
-                if now.saturating_sub(at) > DEVICE_READ {
-                    self.slow_in_a_row += 1;
-                    self.slow |= self.slow_in_a_row >= 2;
-                } else {
-                    self.slow_in_a_row = 0;
-                    self.slow = false;
-                }
+    /// Whether the next call's time is needed.
+    pub fn timing(&self) -> bool {
+        self.timing
+    }
+
+    /// The scan is asked for its next row at `now` (if [`timing`](Self::timing)), with
+    /// `reads` shared-buffer reads counted so far: whether the table's fetches go to a device.
+    pub fn next_call(&mut self, now: Option<Duration>, reads: i64) -> bool {
+        let Some((at, before, judged)) = self.returned_at.take() else {
+            return self.slow;
+        };
+        if reads == before {
+            self.quiet_gaps += 1;
+            if self.quiet_gaps >= QUIET_GAPS {
+                self.timing = false;
+            }
+            return self.slow;
+        }
+        self.quiet_gaps = 0;
+        self.timing = true;
+        if let (true, Some(at), Some(now)) = (judged, at, now) {
+            if now.saturating_sub(at) > DEVICE_READ {
+                self.slow_in_a_row += 1;
+                self.slow |= self.slow_in_a_row >= 2;
+            } else {
+                self.slow_in_a_row = 0;
+                self.slow = false;
             }
         }
         self.slow
     }
 
-    /// A row was handed out at `now`, with `reads` shared-buffer reads counted so far;
-    /// `hinted` if its table block was asked for ahead.
-    pub fn row_returned(&mut self, now: Duration, reads: i64, hinted: bool) {
+    /// A row was handed out at `now` (if [`timing`](Self::timing)), with `reads`
+    /// shared-buffer reads counted so far; `hinted` if its table block was asked for ahead.
+    pub fn row_returned(&mut self, now: Option<Duration>, reads: i64, hinted: bool) {
         self.returned_at = Some((now, reads, !hinted));
     }
 
@@ -95,7 +127,7 @@ impl<S: BlockSource> HeapRowHints<S> {
             hinted: 0,
             last_block: None,
             hinted_before_call: 0,
-            watch: TableFetchWatch::default(),
+            watch: LAST_WATCH.with(Cell::get),
             issued: 0,
         }
     }
@@ -111,7 +143,7 @@ impl<S: BlockSource> HeapRowHints<S> {
     /// device ([`TableFetchWatch`]).
     pub fn table_is_slow(&mut self) -> bool {
         self.hinted_before_call = self.hinted;
-        let now = self.heap.clock();
+        let now = self.watch.timing().then(|| self.heap.clock());
         self.watch.next_call(now, self.heap.usage().reads)
     }
 
@@ -119,7 +151,7 @@ impl<S: BlockSource> HeapRowHints<S> {
     /// the next).
     pub fn row_returned(&mut self, returned: usize) {
         let hinted = self.hinted_before_call >= returned;
-        let now = self.heap.clock();
+        let now = self.watch.timing().then(|| self.heap.clock());
         let reads = self.heap.usage().reads;
         self.watch.row_returned(now, reads, hinted);
     }
@@ -144,6 +176,13 @@ impl<S: BlockSource> HeapRowHints<S> {
     }
 }
 
+impl<S: BlockSource> Drop for HeapRowHints<S> {
+    fn drop(&mut self) {
+        self.watch.restart();
+        LAST_WATCH.with(|last| last.set(self.watch));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,17 +198,22 @@ mod tests {
         misses: i64,
         hinted: bool,
     ) -> bool {
-        w.row_returned(at, 100, hinted);
-        w.next_call(at + gap, 100 + misses)
+        let timed = w.timing();
+        w.row_returned(timed.then_some(at), 100, hinted);
+        w.next_call(timed.then_some(at + gap), 100 + misses)
     }
 
     #[test]
     fn two_slow_gaps_with_misses_make_the_table_slow() {
         let mut w = TableFetchWatch::default();
-        assert!(!w.next_call(Duration::ZERO, 0), "nothing handed out yet");
+        assert!(!w.next_call(None, 0), "nothing handed out yet");
         // A long gap without a miss (a slow client, a sort above) says nothing.
         assert!(!gap(&mut w, MS, 10 * MS, 0, false));
-        // A miss answered by the page cache neither.
+        assert!(!w.timing(), "no miss yet: no clock");
+        // The first miss turns the clock on, untimed.
+        assert!(!gap(&mut w, 2 * MS, SLOW, 1, false));
+        assert!(w.timing());
+        // A miss answered by the page cache says nothing.
         assert!(!gap(&mut w, 20 * MS, DEVICE_READ / 2, 1, false));
         // One slow miss is not enough (a noisy machine), two in a row are.
         assert!(!gap(&mut w, 30 * MS, SLOW, 1, false));
@@ -185,21 +229,34 @@ mod tests {
     }
 
     #[test]
-    fn the_scans_own_work_and_a_rescan_are_no_gap() {
+    fn quiet_gaps_stop_the_clock() {
         let mut w = TableFetchWatch::default();
         assert!(!gap(&mut w, MS, SLOW, 1, false));
+        for i in 0..QUIET_GAPS {
+            assert!(w.timing(), "quiet gap {i}");
+            gap(&mut w, MS, SLOW, 0, false);
+        }
+        assert!(!w.timing());
+    }
+
+    #[test]
+    fn the_scans_own_work_and_a_rescan_are_no_gap() {
+        let mut w = TableFetchWatch::default();
+        assert!(!gap(&mut w, MS, SLOW, 1, false), "turns the clock on");
+        assert!(!gap(&mut w, MS, SLOW, 1, false));
         // Reads and time between next_call and row_returned are the scan's own.
-        assert!(!w.next_call(20 * MS, 140));
+        assert!(!w.next_call(Some(20 * MS), 140));
         assert!(
             gap(&mut w, 30 * MS, SLOW, 1, false),
             "the second slow gap in a row"
         );
         let mut w = TableFetchWatch::default();
         assert!(!gap(&mut w, MS, SLOW, 1, false));
-        w.row_returned(2 * MS, 100, false);
+        assert!(!gap(&mut w, MS, SLOW, 1, false));
+        w.row_returned(Some(2 * MS), 100, false);
         w.restart();
         assert!(
-            !w.next_call(9 * MS, 200),
+            !w.next_call(Some(9 * MS), 200),
             "a rescan's first call judges no gap"
         );
     }
