@@ -71,7 +71,7 @@ for am in hnsw ivfflat; do
       sync; echo 3 > /proc/sys/vm/drop_caches
       line=$(sql ours -c "SELECT pg_prewarm('items_${am}') > 0" \
         -c "SELECT pg_buffercache_evict_relation('items')" -c "BEGIN" -c "DROP INDEX $other" \
-        -c "SELECT ms_per_query, heap_prefetches, checksum FROM table_batch('$am', $hints)" \
+        -c "SELECT ms_per_query, heap_prefetches, checksum FROM table_batch('$am', '$hints')" \
         -c "ROLLBACK" | tail -1)
       echo "$am $hints $round $line" | tee -a "$results"
     done
