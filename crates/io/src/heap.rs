@@ -156,6 +156,11 @@ impl<S: BlockSource> HeapRowHints<S> {
         self.watch.row_returned(now, reads, hinted);
     }
 
+    /// The table's block source (the simulator fetches the rows through it).
+    pub fn source(&mut self) -> &mut S {
+        &mut self.heap
+    }
+
     /// `returned` rows were handed out; `next_blocks` are the table blocks of the rows that
     /// follow, in the order they will be returned. Hints the ones within
     /// [`heap_lookahead_distance`] not hinted yet, each block once in a row.

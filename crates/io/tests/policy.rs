@@ -376,6 +376,62 @@ fn table_row_hints_grow_one_every_two_rows() {
     assert_eq!(vector_io::heap_lookahead_distance(1, 3), 1);
 }
 
+/// Three index scans of ten rows each on a new backend, the executor fetching each row's
+/// table block (relation 1) after the scan hands it out: table hints issued per scan, and the
+/// clock reads of all three.
+fn table_row_scans(table: &'static str) -> (Vec<u64>, u64) {
+    // A thread of its own: a backend's next scan starts where its last one ended.
+    std::thread::spawn(move || {
+        let mut cfg = SimConfig::test(4096, 16);
+        cfg.page_cache = 4096;
+        let mut disk = SimDisk::new(cfg);
+        match table {
+            "page cache" => disk.warm_page_cache(1, 0..400),
+            "shared buffers" => disk.prewarm(1, 0..400),
+            _ => {}
+        }
+        disk.set_relation(1);
+        let clock_before = disk.stats.clock_reads;
+        let mut issued = Vec::new();
+        for scan in 0..3u32 {
+            let blocks: Vec<u32> = (0..10u32).map(|i| (scan * 10 + i) * 13 % 400).collect();
+            let mut hints = HeapRowHints::new(&mut disk);
+            for returned in 1..=blocks.len() {
+                if hints.table_is_slow() {
+                    hints.ahead(returned, blocks[returned..].iter().copied());
+                }
+                hints.row_returned(returned);
+                hints.source().read(blocks[returned - 1], false);
+            }
+            hints.table_is_slow();
+            issued.push(hints.issued);
+        }
+        (issued, disk.stats.clock_reads - clock_before)
+    })
+    .join()
+    .expect("the scans ran")
+}
+
+#[test]
+fn a_table_on_the_device_is_hinted_from_its_own_fetches() {
+    // No walk here: only the table's fetches can tell that it is cold.
+    let (issued, _) = table_row_scans("device");
+    assert!(
+        (1..9).contains(&issued[0]),
+        "the first scan hints after two slow fetches: {issued:?}"
+    );
+    assert_eq!(
+        &issued[1..],
+        &[9, 9],
+        "later scans start slow and hint every row after the first"
+    );
+    let (issued, _) = table_row_scans("page cache");
+    assert_eq!(issued, vec![0, 0, 0], "fast fetches are not hinted");
+    let (issued, clock_reads) = table_row_scans("shared buffers");
+    assert_eq!(issued, vec![0, 0, 0]);
+    assert_eq!(clock_reads, 0, "a resident table costs no clock read");
+}
+
 #[test]
 fn a_range_reads_in_order_with_a_ring() {
     for streams in [true, false] {
