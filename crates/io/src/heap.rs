@@ -22,8 +22,9 @@ pub fn heap_lookahead_distance(returned: usize, budget: usize) -> usize {
 /// missed during it: longer than [`DEVICE_READ`] is slow, shorter is the page cache. Two slow
 /// gaps in a row make the table slow, one fast gap makes it fast again. Hinted rows say
 /// nothing (a hint makes a device read fast); a scan's first row is never hinted, so every
-/// query is judged again. A backend's next scan starts where its last one ended. The clock is read only after a gap with a miss, until
-/// [`QUIET_GAPS`] gaps in a row had none: a resident table costs no clock read.
+/// query is judged again. A backend's next scan starts where its last one ended. The clock
+/// is read only after a gap with a miss, until [`QUIET_GAPS`] gaps in a row had none: a
+/// resident table costs no clock read.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TableFetchWatch {
     /// The last row handed out: when (if timed), the shared-buffer reads counted by then,

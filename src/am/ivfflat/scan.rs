@@ -227,9 +227,9 @@ impl ScanState {
         self.heap_hints.as_mut()
     }
 
-    /// After cold reads: takes the next rows from the sort ahead of time and hints their
-    /// table blocks (at most the table's I/O concurrency of them, growing as rows are
-    /// returned).
+    /// After cold reads or slow table fetches: takes the next rows from the sort ahead of
+    /// time and hints their table blocks (at most the table's I/O concurrency of them,
+    /// growing as rows are returned).
     fn hint_next_rows(&mut self) {
         if self.heap_hints.is_none() {
             return;
