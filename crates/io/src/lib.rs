@@ -9,7 +9,7 @@
 //! * [`layout`]: a batch's ids grouped by block ([`BatchLayout`]).
 //! * [`lookahead`]: captured neighbor lists and look-ahead planning.
 //! * [`chain`]: read-ahead along chains of pages (ivfflat's lists) ([`ChainHints`]).
-//! * [`heap`]: table-row hints of cold scans ([`HeapRowHints`]).
+//! * [`heap`]: table-row hints of cold scans ([`HeapRowHints`], [`TableFetchWatch`]).
 //! * [`range`]: reading a contiguous block range with a buffer access strategy.
 //! * [`pins`]: how many pages a batch keeps pinned.
 //! * [`settings`], [`counters`], [`source`]: the settings, the counters and the trait.
