@@ -6,17 +6,21 @@
 #  * Per build: recall@10 at probes 1 and 10 after the build; after 2,000 more inserts; after
 #    deleting a tenth of the rows and VACUUM (the truth recomputed each time).
 #  * At probes = lists the scan is exact: recall is 1 on both libraries.
-#  * Ours' mean recall may not be lower than pgvector's by more than TOLERANCE (0.03), or by
-#    more than three standard errors of the difference of the two means where the builds of
-#    this run spread wider (single builds at probes 1 moved by ±0.05 here); benches/ measure
-#    finer over larger data.
-# Usage: tests/ivfflat/recall.sh [WORKDIR]   (OURS=..., PGVECTOR=..., BUILDS=5, ports)
+#  * Ours' mean recall may not be lower than pgvector's by more than TOLERANCE (0.03;
+#    TOLERANCE_PROBES_1, 0.05, at probes 1), or by more than three standard errors of the
+#    difference of the two means where the builds of this run spread wider; benches/ measure
+#    finer over larger data. At probes 1 the means of five builds move between runs by more
+#    than their builds spread within one: four CI runs gave ours 0.880, 0.859, 0.853, 0.853
+#    and pgvector 0.863, 0.843, 0.887, 0.853 (the same data; both average 0.861), and the
+#    third failed a 0.03 margin.
+# Usage: tests/ivfflat/recall.sh [WORKDIR]   (OURS=..., PGVECTOR=..., BUILDS=5, TOLERANCE, TOLERANCE_PROBES_1, ports)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/ivfflat-recall.XXXXXX)}
 . "$(dirname "$0")/../lib.sh"
 rm -rf "$work/cluster"
 builds=${BUILDS:-5}
 tolerance=${TOLERANCE:-0.03}
+tolerance_probes_1=${TOLERANCE_PROBES_1:-0.05}
 
 start ours
 sql ours <<'SQL' >/dev/null
@@ -60,7 +64,11 @@ run ours > "$work/ours.txt"
 run pgvector > "$work/pgvector.txt"
 mean() { awk -v p="$2" -v n="$3" '$1 == p && $2 == n { s += $3; c++ } END { printf "%.4f", s / c }' "$1"; }
 values() { awk -v p="$2" -v n="$3" '$1 == p && $2 == n { print $3 }' "$1" | xargs; }
-allowed() { allowed_shortfall "$tolerance" "$(values "$work/ours.txt" "$1" "$2")" "$(values "$work/pgvector.txt" "$1" "$2")"; }
+allowed() {
+  local tol=$tolerance
+  [ "$2" = 1 ] && tol=$tolerance_probes_1
+  allowed_shortfall "$tol" "$(values "$work/ours.txt" "$1" "$2")" "$(values "$work/pgvector.txt" "$1" "$2")"
+}
 for phase in build insert vacuum; do
   for probes in 1 10; do
     o=$(mean "$work/ours.txt" $phase $probes)
