@@ -10,9 +10,9 @@
 #    TOLERANCE_PROBES_1, 0.05, at probes 1), or by more than three standard errors of the
 #    difference of the two means where the builds of this run spread wider; benches/ measure
 #    finer over larger data. At probes 1 the means of five builds move between runs by more
-#    than their builds spread within one: four CI runs gave ours 0.880, 0.859, 0.853, 0.853
-#    and pgvector 0.863, 0.843, 0.887, 0.853 (the same data; both average 0.861), and the
-#    third failed a 0.03 margin.
+#    than their builds spread within one: four runs (three in CI) gave ours 0.880, 0.859,
+#    0.853, 0.853 and pgvector 0.863, 0.843, 0.887, 0.853 (the same data; both average
+#    0.861), and the third failed a 0.03 margin.
 # Usage: tests/ivfflat/recall.sh [WORKDIR]   (OURS=..., PGVECTOR=..., BUILDS=5, TOLERANCE, TOLERANCE_PROBES_1, ports)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/ivfflat-recall.XXXXXX)}
