@@ -49,6 +49,11 @@ thread_local! {
     }) };
 }
 
+/// Forgets what this thread's last scan saw of its table (a new backend).
+pub(crate) fn forget_table_watch() {
+    LAST_WATCH.with(|last| last.set(TableFetchWatch::default()));
+}
+
 impl TableFetchWatch {
     /// Whether the next call's time is needed.
     pub fn timing(&self) -> bool {

@@ -58,10 +58,12 @@ thread_local! {
     static LAST_WALK_COLD: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Forgets how the last walk of this thread ended (a new backend: the next walk starts warm).
+/// Forgets how the last walk of this thread ended, and what its table fetches looked like (a
+/// new backend: the next walk starts warm).
 pub fn forget_last_walk() {
     LAST_WALK_COLD.with(|last| last.set(false));
     speculation::forget();
+    crate::heap::forget_table_watch();
 }
 
 /// A block hinted whose read was started and not yet consumed.

@@ -4,6 +4,7 @@
 use super::disk::{DiskModel, HostModel, SimConfig, SimDisk};
 use super::graph::{CpuModel, PageMap, PagedStore, SerialStore};
 use crate::counters::IoCounters;
+use crate::heap::HeapRowHints;
 use crate::reader::forget_last_walk;
 use crate::settings::Settings;
 use vector_hnsw::memory::InMemoryGraph;
@@ -40,7 +41,8 @@ pub struct RunConfig {
     pub cpu: CpuModel,
     /// `hnsw.ef_search`.
     pub ef_search: usize,
-    /// Table blocks each query reads after its walk, one at a time (rows and TOAST).
+    /// Table blocks each query reads after its walk, one at a time: the heap blocks of
+    /// [`ROWS`] rows, then TOAST blocks (each row's after its heap block).
     pub table_reads: usize,
     /// Table blocks that stay in shared buffers (taken from the index's share).
     pub resident_table_blocks: usize,
@@ -76,6 +78,13 @@ impl RunConfig {
     }
 }
 
+/// Rows each query returns (`LIMIT 10`).
+pub const ROWS: usize = 10;
+
+/// The table's relations in the simulation (the index is 0).
+const HEAP: u32 = 1;
+const TOAST: u32 = 2;
+
 /// What a run did, per query on average.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunResult {
@@ -93,6 +102,8 @@ pub struct RunResult {
     pub rounds: f64,
     /// Elements visited per query.
     pub visited: f64,
+    /// Table blocks ours hinted ahead of its rows, per query.
+    pub heap_prefetches: f64,
     /// Our walk's counters, summed.
     pub io: IoCounters,
     /// Ids of the first results of every query (to compare walks).
@@ -145,25 +156,28 @@ pub fn run(
         let started = disk.now();
         let before = disk.usage_of(0);
         disk.cpu(cfg.per_query_us);
-        let (results, stats) = match walk {
+        let (results, stats, row_hints) = match walk {
             Walk::Ours(settings) => {
                 let mut store = PagedStore::new(graph, pages, &mut disk, settings, cfg.cpu);
                 let (results, stats) = search_with_beam(&mut store, query, cfg.ef_search, cfg.beam);
                 let io = store.reader().counters();
                 add(&mut out.io, &io);
-                (results, stats)
+                // The scan hints rows' heap blocks when the table is on; the walk's state
+                // is one of the two reasons (the other is the table's own fetches).
+                let row_hints = settings
+                    .heap_prefetch
+                    .then(|| RowHints::Ours(store.reader().is_cold()));
+                (results, stats, row_hints.unwrap_or(RowHints::None))
             }
             Walk::Pgvector => {
                 let mut store = SerialStore::new(graph, pages, &mut disk, cfg.cpu);
-                search(&mut store, query, cfg.ef_search)
+                let (results, stats) = search(&mut store, query, cfg.ef_search);
+                (results, stats, RowHints::None)
             }
         };
         if matches!(cache, Cache::Cold | Cache::ColdUpperLayers) {
-            // The rows' table (TOAST) blocks, one after the other, each a new block.
-            for _ in 0..cfg.table_reads {
-                disk.read_block(1, table_block);
-                table_block += 1;
-            }
+            out.heap_prefetches +=
+                fetch_rows(&mut disk, &mut table_block, cfg.table_reads, row_hints) as f64;
         } else {
             // The table is in shared buffers.
             disk.cpu(cfg.table_reads as f64 * cfg.sim.host.buffer_hit_us);
@@ -185,7 +199,62 @@ pub fn run(
     out.hops /= n;
     out.rounds /= n;
     out.visited /= n;
+    out.heap_prefetches /= n;
     out
+}
+
+/// Whether the scan hints its rows' heap blocks.
+#[derive(Clone, Copy)]
+enum RowHints {
+    None,
+    /// As ours does ([`HeapRowHints`]); `true` if the walk ended cold.
+    Ours(bool),
+}
+
+/// The executor fetches a query's rows after its walk, one after the other: each row's heap
+/// block, then its TOAST blocks (`table_reads` blocks in all, each a new one). Ours hints the
+/// next rows' heap blocks as its scan does; TOAST blocks cannot be hinted (their place is in
+/// the heap tuple). Returns the hints issued.
+fn fetch_rows(disk: &mut SimDisk, next: &mut u32, table_reads: usize, hints: RowHints) -> u64 {
+    let rows = ROWS.min(table_reads);
+    let toast = table_reads - rows;
+    let heap: Vec<u32> = (*next..*next + rows as u32).collect();
+    let toast_of = |row: usize| toast * (row + 1) / rows - toast * row / rows;
+    let mut toast_block = *next;
+    *next += rows as u32;
+    let mut read_row = |disk: &mut SimDisk, row: usize| {
+        disk.read_block(HEAP, heap[row]);
+        for _ in 0..toast_of(row) {
+            disk.read_block(TOAST, toast_block);
+            toast_block += 1;
+        }
+    };
+    match hints {
+        RowHints::None => {
+            for row in 0..rows {
+                read_row(disk, row);
+            }
+            0
+        }
+        RowHints::Ours(walk_cold) => {
+            disk.set_relation(HEAP);
+            let mut hints = HeapRowHints::new(&mut *disk);
+            for returned in 1..=rows {
+                // The executor asks for the next row; the scan hands it out; the executor
+                // fetches it.
+                let slow = hints.table_is_slow();
+                if walk_cold || slow {
+                    hints.ahead(returned, heap[returned..].iter().copied());
+                }
+                hints.row_returned(returned);
+                read_row(hints.source(), returned - 1);
+            }
+            let issued = hints.issued;
+            drop(hints);
+            disk.set_relation(0);
+            issued
+        }
+    }
 }
 
 /// The metapage and the blocks holding the element and neighbor tuples of every element
