@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use vector_hnsw::GraphParams;
 use vector_io::sim::disk::{key, Key};
-use vector_io::sim::run::{run, Cache, RunConfig, RunResult, Walk};
+use vector_io::sim::run::{run, Cache, RunConfig, RunResult, TableModel, Walk};
 use vector_io::sim::{
     cache::cached_graph, random_vectors, CpuModel, DiskModel, HostModel, PageMap, SimConfig,
     SimDisk,
@@ -219,6 +219,7 @@ fn bench_config(
         cpu,
         ef_search: 40,
         table_reads: 22,
+        table: TableModel::TOAST,
         resident_table_blocks: mem.resident_table,
         per_query_us: 0.0,
         beam: 1,
@@ -233,6 +234,7 @@ struct Bench<'a> {
     mem: Memory,
     cpu_ours: CpuModel,
     cpu_pgvector: CpuModel,
+    table: TableModel,
 }
 
 impl Bench<'_> {
@@ -247,7 +249,10 @@ impl Bench<'_> {
             self.queries,
             walk,
             cache,
-            &bench_config(disk, self.host, eic, cpu, self.mem),
+            &RunConfig {
+                table: self.table,
+                ..bench_config(disk, self.host, eic, cpu, self.mem)
+            },
         )
     }
 }
@@ -343,6 +348,7 @@ fn main() {
         mem,
         cpu_ours,
         cpu_pgvector,
+        table: TableModel::TOAST,
     };
     println!(
         "## cold.py: {} × 768, m 16, ef_construction 64, ef_search 40, {} queries\n",
@@ -486,5 +492,41 @@ fn main() {
             );
         }
         println!();
+    }
+
+    // 4. What hinting the rows' TOAST blocks would give (not built).
+    let what_if = Bench {
+        table: TableModel::Toast {
+            what_if_hinted: true,
+        },
+        ..placed
+    };
+    println!(
+        "## What-if: the scan hints the TOAST blocks of the rows it returns next (not built)\n"
+    );
+    println!("Placed index, eic 16, ours prefetch ÷ pgvector.\n");
+    println!("| disk | pgvector ms | ours ms | ÷ pgvector | ours, TOAST hinted, ms | ÷ pgvector | TOAST blocks hinted / q |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for disk in [
+        DiskModel::THIS_MACHINE,
+        DiskModel::NVME,
+        DiskModel::CLOUD_3K,
+        DiskModel::CLOUD_16K,
+    ] {
+        let walk = Walk::Ours(settings(IoMethod::Prefetch));
+        let pgv = bench.run(disk, 16, Walk::Pgvector, Cache::Cold);
+        let ours = placed.run(disk, 16, walk, Cache::Cold);
+        let hinted = what_if.run(disk, 16, walk, Cache::Cold);
+        assert_eq!(hinted.results, ours.results, "hints never change results");
+        println!(
+            "| {} | {:.2} | {:.2} | {:.3} | {:.2} | {:.3} | {:.1} |",
+            disk.name,
+            pgv.mean_ms,
+            ours.mean_ms,
+            ours.mean_ms / pgv.mean_ms,
+            hinted.mean_ms,
+            hinted.mean_ms / pgv.mean_ms,
+            hinted.heap_prefetches
+        );
     }
 }

@@ -4,9 +4,10 @@
 use super::disk::{DiskModel, HostModel, SimConfig, SimDisk};
 use super::graph::{CpuModel, PageMap, PagedStore, SerialStore};
 use crate::counters::IoCounters;
-use crate::heap::HeapRowHints;
+use crate::heap::{heap_lookahead_distance, HeapRowHints};
 use crate::reader::forget_last_walk;
 use crate::settings::Settings;
+use crate::source::{BlockSource, Prefetched};
 use vector_hnsw::memory::InMemoryGraph;
 use vector_hnsw::{search, search_with_beam};
 
@@ -41,9 +42,10 @@ pub struct RunConfig {
     pub cpu: CpuModel,
     /// `hnsw.ef_search`.
     pub ef_search: usize,
-    /// Table blocks each query reads after its walk, one at a time: the heap blocks of
-    /// [`ROWS`] rows, then TOAST blocks (each row's after its heap block).
+    /// Table blocks each query reads after its walk, one at a time, each a new block.
     pub table_reads: usize,
+    /// Where those blocks are.
+    pub table: TableModel,
     /// Table blocks that stay in shared buffers (taken from the index's share).
     pub resident_table_blocks: usize,
     /// Fixed CPU per query (planning, executor), µs.
@@ -71,11 +73,32 @@ impl RunConfig {
             },
             ef_search: 40,
             table_reads: 22,
+            table: TableModel::TOAST,
             resident_table_blocks: 0,
             per_query_us: 0.0,
             beam: 1,
         }
     }
+}
+
+/// Where a query's table reads go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableModel {
+    /// The vectors are in TOAST (768 dimensions, `cold.py`'s table): the small heap stays in
+    /// shared buffers and the reads are TOAST blocks, which the scan cannot hint.
+    /// `what_if_hinted` models a scan that could (not built: the blocks' place is in the heap
+    /// tuple and the TOAST index), to size that idea.
+    Toast { what_if_hinted: bool },
+    /// Rows inline (384 dimensions): each of the `table_reads` rows one cold heap block,
+    /// which the scan hints.
+    Inline,
+}
+
+impl TableModel {
+    /// What the product does with TOASTed vectors.
+    pub const TOAST: TableModel = TableModel::Toast {
+        what_if_hinted: false,
+    };
 }
 
 /// Rows each query returns (`LIMIT 10`).
@@ -176,8 +199,7 @@ pub fn run(
             }
         };
         if matches!(cache, Cache::Cold | Cache::ColdUpperLayers) {
-            out.heap_prefetches +=
-                fetch_rows(&mut disk, &mut table_block, cfg.table_reads, row_hints) as f64;
+            out.heap_prefetches += fetch_rows(&mut disk, &mut table_block, cfg, row_hints) as f64;
         } else {
             // The table is in shared buffers.
             disk.cpu(cfg.table_reads as f64 * cfg.sim.host.buffer_hit_us);
@@ -211,50 +233,94 @@ enum RowHints {
     Ours(bool),
 }
 
-/// The executor fetches a query's rows after its walk, one after the other: each row's heap
-/// block, then its TOAST blocks (`table_reads` blocks in all, each a new one). Ours hints the
-/// next rows' heap blocks as its scan does; TOAST blocks cannot be hinted (their place is in
-/// the heap tuple). Returns the hints issued.
-fn fetch_rows(disk: &mut SimDisk, next: &mut u32, table_reads: usize, hints: RowHints) -> u64 {
-    let rows = ROWS.min(table_reads);
-    let toast = table_reads - rows;
-    let heap: Vec<u32> = (*next..*next + rows as u32).collect();
-    let toast_of = |row: usize| toast * (row + 1) / rows - toast * row / rows;
-    let mut toast_block = *next;
-    *next += rows as u32;
-    let mut read_row = |disk: &mut SimDisk, row: usize| {
-        disk.read_block(HEAP, heap[row]);
-        for _ in 0..toast_of(row) {
-            disk.read_block(TOAST, toast_block);
-            toast_block += 1;
+/// The executor fetches a query's rows after its walk, one after the other
+/// ([`TableModel`]). Ours hints the next rows' table blocks as its scan does. Returns the
+/// hints issued.
+fn fetch_rows(disk: &mut SimDisk, next: &mut u32, cfg: &RunConfig, hints: RowHints) -> u64 {
+    let rows = match cfg.table {
+        TableModel::Inline => cfg.table_reads,
+        TableModel::Toast { .. } => ROWS,
+    };
+    let first = *next;
+    *next += cfg.table_reads as u32;
+    // Row `row`'s blocks: its heap block (only where the heap is cold), then its share of
+    // the query's TOAST blocks.
+    let blocks_of = |row: usize| -> Vec<(u32, u32)> {
+        match cfg.table {
+            TableModel::Inline => vec![(HEAP, first + row as u32)],
+            TableModel::Toast { .. } => {
+                let n = cfg.table_reads;
+                (n * row / rows..n * (row + 1) / rows)
+                    .map(|i| (TOAST, first + i as u32))
+                    .collect()
+            }
         }
     };
-    match hints {
-        RowHints::None => {
-            for row in 0..rows {
-                read_row(disk, row);
-            }
-            0
+    let read_row = |disk: &mut SimDisk, row: usize| {
+        if matches!(cfg.table, TableModel::Toast { .. }) {
+            disk.cpu(cfg.sim.host.buffer_hit_us); // the resident heap block
         }
-        RowHints::Ours(walk_cold) => {
-            disk.set_relation(HEAP);
-            let mut hints = HeapRowHints::new(&mut *disk);
-            for returned in 1..=rows {
-                // The executor asks for the next row; the scan hands it out; the executor
-                // fetches it.
-                let slow = hints.table_is_slow();
-                if walk_cold || slow {
-                    hints.ahead(returned, heap[returned..].iter().copied());
+        for (rel, block) in blocks_of(row) {
+            disk.read_block(rel, block);
+        }
+    };
+    let RowHints::Ours(walk_cold) = hints else {
+        for row in 0..rows {
+            read_row(disk, row);
+        }
+        return 0;
+    };
+    // What the scan can hint: the heap block of an inline row; of a TOAST row, nothing (its
+    // heap block is resident and the TOAST blocks' place is in the heap tuple), unless the
+    // what-if is set.
+    let (rel, hinted_blocks) = match cfg.table {
+        TableModel::Inline => (
+            HEAP,
+            (0..rows).map(|r| blocks_of(r)[0].1).collect::<Vec<_>>(),
+        ),
+        TableModel::Toast { what_if_hinted } => {
+            if !what_if_hinted {
+                for row in 0..rows {
+                    read_row(disk, row);
                 }
-                hints.row_returned(returned);
-                read_row(hints.source(), returned - 1);
+                return 0;
             }
-            let issued = hints.issued;
-            drop(hints);
-            disk.set_relation(0);
-            issued
+            (TOAST, Vec::new())
         }
+    };
+    disk.set_relation(rel);
+    let mut hints = HeapRowHints::new(&mut *disk);
+    let mut toast_hinted = 0usize;
+    let mut issued = 0;
+    for returned in 1..=rows {
+        // The executor asks for the next row; the scan hands it out; the executor fetches
+        // it.
+        let slow = hints.table_is_slow();
+        if walk_cold || slow {
+            if rel == HEAP {
+                hints.ahead(returned, hinted_blocks[returned..].iter().copied());
+            } else {
+                // What-if: the rows the heap hints would cover, all their TOAST blocks.
+                let until = (returned + heap_lookahead_distance(returned, cfg.sim.io_concurrency))
+                    .min(rows);
+                while toast_hinted < until {
+                    toast_hinted = toast_hinted.max(returned);
+                    for (_, block) in blocks_of(toast_hinted) {
+                        if hints.source().prefetch(block) == Prefetched::Started {
+                            issued += 1;
+                        }
+                    }
+                    toast_hinted += 1;
+                }
+            }
+        }
+        hints.row_returned(returned);
+        read_row(hints.source(), returned - 1);
     }
+    issued += hints.issued;
+    drop(hints);
+    disk.set_relation(0);
+    issued
 }
 
 /// The metapage and the blocks holding the element and neighbor tuples of every element
