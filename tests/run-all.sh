@@ -54,7 +54,8 @@ run_suite() {
     cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
       tests/hnsw/pgvector_index_on_ours.sh "$work/hnsw-read" &&
       tests/hnsw/write_path_all.sh "$work/hnsw-write" &&
-      tests/out_of_memory.sh "$work/out-of-memory"
+      tests/out_of_memory.sh "$work/out-of-memory" &&
+      tests/toast_hints.sh "$work/toast-hints"
     ;;
   ivfflat)
     cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&

@@ -31,6 +31,7 @@ pub mod io;
 pub mod lwlock;
 pub use vector_formats::page;
 pub mod pinned;
+pub mod toast;
 
 pub use buffer::{
     HeldPages, Image, PageMut, PageReadGuard, PageWriteGuard, ReadMode, WriteMode, MAX_WRITE_PAGES,

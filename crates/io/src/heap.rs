@@ -116,6 +116,8 @@ pub struct HeapRowHints<S: BlockSource> {
     /// Rows (in the order they are returned) already hinted or passed over.
     hinted: usize,
     last_block: Option<BlockNumber>,
+    /// What asking for `last_block` found.
+    last_result: Prefetched,
     /// `hinted` when the scan was last asked for a row.
     hinted_before_call: usize,
     watch: TableFetchWatch,
@@ -132,6 +134,7 @@ impl<S: BlockSource> HeapRowHints<S> {
             budget,
             hinted: 0,
             last_block: None,
+            last_result: Prefetched::NotStarted,
             hinted_before_call: 0,
             watch: LAST_WATCH.with(Cell::get),
             issued: 0,
@@ -142,6 +145,7 @@ impl<S: BlockSource> HeapRowHints<S> {
     pub fn restart(&mut self) {
         self.hinted = 0;
         self.last_block = None;
+        self.last_result = Prefetched::NotStarted;
         self.watch.restart();
     }
 
@@ -171,20 +175,47 @@ impl<S: BlockSource> HeapRowHints<S> {
     /// follow, in the order they will be returned. Hints the ones within
     /// [`heap_lookahead_distance`] not hinted yet, each block once in a row.
     pub fn ahead(&mut self, returned: usize, next_blocks: impl Iterator<Item = BlockNumber>) {
+        let rows = next_blocks.map(|block| TableRow { block, offset: 0 });
+        self.ahead_rows(returned, rows, |_| 0);
+    }
+
+    /// As [`ahead`](Self::ahead), for rows whose values may be stored out of line: for a row
+    /// whose heap block is already in shared buffers, `out_of_line` hints the blocks of its
+    /// value (TOAST) and returns how many reads it started. A row whose heap block is still
+    /// to be read cannot tell where its value is.
+    pub fn ahead_rows(
+        &mut self,
+        returned: usize,
+        next_rows: impl Iterator<Item = TableRow>,
+        mut out_of_line: impl FnMut(TableRow) -> u64,
+    ) {
         let until = returned + heap_lookahead_distance(returned, self.budget);
         if self.hinted >= until {
             return;
         }
-        for (row, block) in (returned..until).zip(next_blocks) {
-            if row >= self.hinted && self.last_block != Some(block) {
-                self.last_block = Some(block);
-                if self.heap.prefetch(block) == Prefetched::Started {
-                    self.issued += 1;
+        for (row, next) in (returned..until).zip(next_rows) {
+            if row >= self.hinted {
+                if self.last_block != Some(next.block) {
+                    self.last_block = Some(next.block);
+                    self.last_result = self.heap.prefetch(next.block);
+                    if self.last_result == Prefetched::Started {
+                        self.issued += 1;
+                    }
+                }
+                if self.last_result == Prefetched::Cached {
+                    self.issued += out_of_line(next);
                 }
             }
             self.hinted = self.hinted.max(row + 1);
         }
     }
+}
+
+/// Where a row is in its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableRow {
+    pub block: BlockNumber,
+    pub offset: u16,
 }
 
 impl<S: BlockSource> Drop for HeapRowHints<S> {

@@ -30,7 +30,7 @@ pub mod speculation;
 
 pub use chain::ChainHints;
 pub use counters::IoCounters;
-pub use heap::{heap_lookahead_distance, HeapRowHints, TableFetchWatch};
+pub use heap::{heap_lookahead_distance, HeapRowHints, TableFetchWatch, TableRow};
 pub use layout::BatchLayout;
 pub use lookahead::{CapturedNeighbors, Lookahead};
 pub use pins::{pin_limit, MAX_PINS};

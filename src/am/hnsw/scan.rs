@@ -29,6 +29,7 @@ use crate::am::shared::out_of_memory;
 use crate::am::shared::scan::{self as shared_scan, AbortSafe};
 use crate::am::shared::typeinfo::{Method, Value};
 use crate::storage::io::RelationBlocks;
+use crate::storage::toast::ToastedColumn;
 use crate::storage::{item_pointer_data, Fork, ItemPointer, Relation};
 use crate::stores::hnsw::page_graph::PageGraph;
 use pgrx::{pg_guard, pg_sys};
@@ -37,7 +38,7 @@ use std::sync::OnceLock;
 use vector_hnsw::{
     AllocSetLayout, ContextEvent, IterativeScan, Scan, ScanMemoryConfig, ScanParams, SearchStats,
 };
-use vector_io::HeapRowHints;
+use vector_io::{HeapRowHints, TableRow};
 
 /// Everything one index scan keeps between calls.
 struct ScanState {
@@ -57,6 +58,8 @@ struct ScanState {
     returned: usize,
     /// Table read-ahead of cold scans, made on first use.
     heap_hints: Option<HeapRowHints<RelationBlocks>>,
+    /// The indexed column's out-of-line values, if it has any (made with `heap_hints`).
+    toast: Option<ToastedColumn>,
 }
 
 impl AbortSafe for ScanState {
@@ -140,6 +143,7 @@ pub unsafe extern "C-unwind" fn begin_scan(
         earlier: SearchStats::default(),
         returned: 0,
         heap_hints: None,
+        toast: None,
     };
     // SAFETY: scan was just made in the current context, without an opaque.
     unsafe { shared_scan::attach(scan, state) };
@@ -366,8 +370,11 @@ unsafe fn make_table_hints(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
             return;
         }
         // SAFETY: as above.
-        let heap = unsafe { Relation::from_raw(heap, Fork::Main) };
-        state.heap_hints = Some(HeapRowHints::new(RelationBlocks::new(heap, false)));
+        let rel = unsafe { Relation::from_raw(heap, Fork::Main) };
+        state.heap_hints = Some(HeapRowHints::new(RelationBlocks::new(rel, false)));
+        // SAFETY: the scan's relations and snapshot, open and live for as long as the scan.
+        state.toast =
+            unsafe { ToastedColumn::of_index(heap, (*scan).indexRelation, (*scan).xs_snapshot) };
     }
 }
 
@@ -380,8 +387,16 @@ fn hint_next_rows(state: &mut ScanState) {
     let later = search
         .upcoming()
         .flat_map(|element| element.meta.heap_tids.as_slice().iter().rev());
-    let blocks = state.pending.iter().rev().chain(later).map(|tid| tid.block);
-    hints.ahead(state.returned, blocks);
+    let rows = state.pending.iter().rev().chain(later).map(|tid| TableRow {
+        block: tid.block,
+        offset: tid.offset,
+    });
+    let toast = &mut state.toast;
+    hints.ahead_rows(state.returned, rows, |row| {
+        toast
+            .as_mut()
+            .map_or(0, |column| column.hint(row.block, row.offset))
+    });
 }
 
 /// The checks and statistics of a scan's first call; returns the query value.

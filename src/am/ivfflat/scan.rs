@@ -37,13 +37,14 @@ use crate::am::shared::scan::{self as shared_scan, AbortSafe};
 use crate::am::shared::sort::Tuplesort;
 use crate::am::shared::typeinfo::{Method, Support, Value, ValueKind};
 use crate::storage::io::RelationBlocks;
+use crate::storage::toast::ToastedColumn;
 use crate::storage::{item_pointer_data, AccessStrategy, BlockNumber, Fork, Relation};
 use crate::stores::ivfflat::entries::{self, ValueScratch};
 use crate::stores::ivfflat::lists;
 use pgrx::{pg_guard, pg_sys};
 use std::collections::VecDeque;
 use std::ffi::c_int;
-use vector_io::{heap_lookahead_distance, BlockSource, ChainHints, HeapRowHints};
+use vector_io::{heap_lookahead_distance, BlockSource, ChainHints, HeapRowHints, TableRow};
 use vector_ivf::order::{BatchOrder, Next};
 
 /// Everything one index scan keeps between calls.
@@ -73,6 +74,8 @@ struct ScanState {
     /// Table read-ahead of cold scans: the next rows, taken from the sort ahead of time.
     heap_hints: Option<HeapRowHints<RelationBlocks>>,
     heap_budget: usize,
+    /// The indexed column's out-of-line values, if it has any (made with `heap_hints`).
+    toast: Option<ToastedColumn>,
     ahead: VecDeque<pg_sys::ItemPointerData>,
     returned: usize,
 }
@@ -216,13 +219,26 @@ impl ScanState {
 
     /// The table hints of a scan that may hint (not `ivfflat.io_method = off`), made on its
     /// first row.
-    fn table_hints(&mut self, heap: pg_sys::Relation) -> Option<&mut HeapRowHints<RelationBlocks>> {
+    ///
+    /// # Safety
+    ///
+    /// `scan` is this state's live scan descriptor.
+    unsafe fn table_hints(
+        &mut self,
+        scan: pg_sys::IndexScanDesc,
+    ) -> Option<&mut HeapRowHints<RelationBlocks>> {
+        // SAFETY: per the contract; index_beginscan set heapRelation (or left it null).
+        let heap = unsafe { (*scan).heapRelation };
         if self.heap_hints.is_none() && self.hints.enabled() && !heap.is_null() {
             // SAFETY: index_beginscan set heapRelation, open for as long as the scan.
             let rel = unsafe { Relation::from_raw(heap, Fork::Main) };
             let mut blocks = RelationBlocks::new(rel, false);
             self.heap_budget = blocks.platform().io_concurrency;
             self.heap_hints = Some(HeapRowHints::new(blocks));
+            // SAFETY: the scan's relations and snapshot, open and live as long as the scan.
+            self.toast = unsafe {
+                ToastedColumn::of_index(heap, (*scan).indexRelation, (*scan).xs_snapshot)
+            };
         }
         self.heap_hints.as_mut()
     }
@@ -241,12 +257,17 @@ impl ScanState {
             };
             self.ahead.push_back(tid);
         }
-        let blocks = self
-            .ahead
-            .iter()
-            .map(|t| (u32::from(t.ip_blkid.bi_hi) << 16) | u32::from(t.ip_blkid.bi_lo));
+        let rows = self.ahead.iter().map(|t| TableRow {
+            block: (u32::from(t.ip_blkid.bi_hi) << 16) | u32::from(t.ip_blkid.bi_lo),
+            offset: t.ip_posid,
+        });
+        let toast = &mut self.toast;
         if let Some(hints) = self.heap_hints.as_mut() {
-            hints.ahead(self.returned, blocks);
+            hints.ahead_rows(self.returned, rows, |row| {
+                toast
+                    .as_mut()
+                    .map_or(0, |column| column.hint(row.block, row.offset))
+            });
         }
     }
 
@@ -318,6 +339,7 @@ pub unsafe extern "C-unwind" fn begin_scan(
         lists_read: 0,
         heap_hints: None,
         heap_budget: 0,
+        toast: None,
         ahead: VecDeque::new(),
         returned: 0,
     };
@@ -366,8 +388,8 @@ pub unsafe extern "C-unwind" fn get_tuple(
         state.choose_lists();
         state.read_batch();
     }
-    // SAFETY: scan is live; heapRelation is the scan's table (or null).
-    let table = state.table_hints(unsafe { (*scan).heapRelation });
+    // SAFETY: scan is this state's live descriptor.
+    let table = unsafe { state.table_hints(scan) };
     let table_slow = table.is_some_and(|t| t.table_is_slow());
     let Some(tid) = state.next_tid() else {
         return false;

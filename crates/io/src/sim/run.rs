@@ -4,7 +4,7 @@
 use super::disk::{DiskModel, HostModel, SimConfig, SimDisk};
 use super::graph::{CpuModel, PageMap, PagedStore, SerialStore};
 use crate::counters::IoCounters;
-use crate::heap::{heap_lookahead_distance, HeapRowHints};
+use crate::heap::{HeapRowHints, TableRow};
 use crate::reader::forget_last_walk;
 use crate::settings::Settings;
 use crate::source::{BlockSource, Prefetched};
@@ -73,7 +73,7 @@ impl RunConfig {
             },
             ef_search: 40,
             table_reads: 22,
-            table: TableModel::TOAST,
+            table: TableModel::Toast,
             resident_table_blocks: 0,
             per_query_us: 0.0,
             beam: 1,
@@ -85,20 +85,12 @@ impl RunConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TableModel {
     /// The vectors are in TOAST (768 dimensions, `cold.py`'s table): the small heap stays in
-    /// shared buffers and the reads are TOAST blocks, which the scan cannot hint.
-    /// `what_if_hinted` models a scan that could (not built: the blocks' place is in the heap
-    /// tuple and the TOAST index), to size that idea.
-    Toast { what_if_hinted: bool },
+    /// shared buffers and the reads are TOAST blocks. Ours finds a row's TOAST blocks from its
+    /// resident heap tuple and hints them (`ToastedColumn` in the extension).
+    Toast,
     /// Rows inline (384 dimensions): each of the `table_reads` rows one cold heap block,
     /// which the scan hints.
     Inline,
-}
-
-impl TableModel {
-    /// What the product does with TOASTed vectors.
-    pub const TOAST: TableModel = TableModel::Toast {
-        what_if_hinted: false,
-    };
 }
 
 /// Rows each query returns (`LIMIT 10`).
@@ -233,35 +225,39 @@ enum RowHints {
     Ours(bool),
 }
 
-/// The executor fetches a query's rows after its walk, one after the other
-/// ([`TableModel`]). Ours hints the next rows' table blocks as its scan does. Returns the
-/// hints issued.
+/// The executor fetches a query's rows after its walk, one after the other ([`TableModel`]).
+/// Ours hints what its scan hints: the next rows' heap blocks, and the TOAST blocks of rows
+/// whose heap block is resident. Returns the hints issued.
 fn fetch_rows(disk: &mut SimDisk, next: &mut u32, cfg: &RunConfig, hints: RowHints) -> u64 {
     let rows = match cfg.table {
         TableModel::Inline => cfg.table_reads,
-        TableModel::Toast { .. } => ROWS,
+        TableModel::Toast => ROWS,
     };
     let first = *next;
     *next += cfg.table_reads as u32;
-    // Row `row`'s blocks: its heap block (only where the heap is cold), then its share of
-    // the query's TOAST blocks.
-    let blocks_of = |row: usize| -> Vec<(u32, u32)> {
-        match cfg.table {
-            TableModel::Inline => vec![(HEAP, first + row as u32)],
-            TableModel::Toast { .. } => {
-                let n = cfg.table_reads;
-                (n * row / rows..n * (row + 1) / rows)
-                    .map(|i| (TOAST, first + i as u32))
-                    .collect()
-            }
+    // Row `row`'s heap block (for TOAST rows one resident block stands for the small heap),
+    // and its share of the query's TOAST blocks.
+    let heap_block = |row: usize| match cfg.table {
+        TableModel::Inline => first + row as u32,
+        TableModel::Toast => 0,
+    };
+    let toast_blocks = |row: usize| match cfg.table {
+        TableModel::Inline => 0..0,
+        TableModel::Toast => {
+            let n = cfg.table_reads as u32;
+            let rows = rows as u32;
+            let row = row as u32;
+            first + n * row / rows..first + n * (row + 1) / rows
         }
     };
+    if cfg.table == TableModel::Toast {
+        // Every query's rows hit the small heap: it stays in shared buffers.
+        disk.prewarm(HEAP, 0..1);
+    }
     let read_row = |disk: &mut SimDisk, row: usize| {
-        if matches!(cfg.table, TableModel::Toast { .. }) {
-            disk.cpu(cfg.sim.host.buffer_hit_us); // the resident heap block
-        }
-        for (rel, block) in blocks_of(row) {
-            disk.read_block(rel, block);
+        disk.read_block(HEAP, heap_block(row));
+        for block in toast_blocks(row) {
+            disk.read_block(TOAST, block);
         }
     };
     let RowHints::Ours(walk_cold) = hints else {
@@ -270,54 +266,39 @@ fn fetch_rows(disk: &mut SimDisk, next: &mut u32, cfg: &RunConfig, hints: RowHin
         }
         return 0;
     };
-    // What the scan can hint: the heap block of an inline row; of a TOAST row, nothing (its
-    // heap block is resident and the TOAST blocks' place is in the heap tuple), unless the
-    // what-if is set.
-    let (rel, hinted_blocks) = match cfg.table {
-        TableModel::Inline => (
-            HEAP,
-            (0..rows).map(|r| blocks_of(r)[0].1).collect::<Vec<_>>(),
-        ),
-        TableModel::Toast { what_if_hinted } => {
-            if !what_if_hinted {
-                for row in 0..rows {
-                    read_row(disk, row);
-                }
-                return 0;
-            }
-            (TOAST, Vec::new())
-        }
-    };
-    disk.set_relation(rel);
+    disk.set_relation(HEAP);
     let mut hints = HeapRowHints::new(&mut *disk);
-    let mut toast_hinted = 0usize;
-    let mut issued = 0;
+    let mut toast_issued = 0;
     for returned in 1..=rows {
         // The executor asks for the next row; the scan hands it out; the executor fetches
         // it.
         let slow = hints.table_is_slow();
         if walk_cold || slow {
-            if rel == HEAP {
-                hints.ahead(returned, hinted_blocks[returned..].iter().copied());
-            } else {
-                // What-if: the rows the heap hints would cover, all their TOAST blocks.
-                let until = (returned + heap_lookahead_distance(returned, cfg.sim.io_concurrency))
-                    .min(rows);
-                while toast_hinted < until {
-                    toast_hinted = toast_hinted.max(returned);
-                    for (_, block) in blocks_of(toast_hinted) {
-                        if hints.source().prefetch(block) == Prefetched::Started {
-                            issued += 1;
-                        }
+            let next = (returned..rows).map(|row| TableRow {
+                block: heap_block(row),
+                offset: row as u16,
+            });
+            let mut resident = Vec::new();
+            hints.ahead_rows(returned, next, |row| {
+                resident.push(usize::from(row.offset));
+                0
+            });
+            // What the scan's TOAST lookup hints for those rows.
+            let disk = hints.source();
+            disk.set_relation(TOAST);
+            for row in resident {
+                for block in toast_blocks(row) {
+                    if disk.prefetch(block) == Prefetched::Started {
+                        toast_issued += 1;
                     }
-                    toast_hinted += 1;
                 }
             }
+            disk.set_relation(HEAP);
         }
         hints.row_returned(returned);
         read_row(hints.source(), returned - 1);
     }
-    issued += hints.issued;
+    let issued = hints.issued + toast_issued;
     drop(hints);
     disk.set_relation(0);
     issued

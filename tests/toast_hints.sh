@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Table hints reach the TOAST blocks of vectors stored out of line (768 dimensions), for both
+# access methods, and change no result:
+#  * 5,000 rows of vector(768), some updated in place (HOT chains) and some deleted; an hnsw
+#    index, then an ivfflat one in its place; 100 queries that project the distance (the
+#    executor detoasts it).
+#  * Each query runs with table hints on and off (hnsw.debug_heap_prefetch; ivfflat.io_method
+#    off): the same ids in the same order.
+#  * As root, each run starts with the index and the TOAST table evicted, the page cache
+#    dropped and the small heap prewarmed: the heap blocks of the rows are then in shared
+#    buffers (hinting them asks for nothing), so every table block a scan asks for is a TOAST
+#    block. Each access method must ask for at least one a query on average; before TOAST
+#    hints existed they asked for none here.
+# Usage: tests/toast_hints.sh WORKDIR   (about a minute)
+set -euo pipefail
+work=${1:?workdir}
+source "$(dirname "$0")/lib.sh"
+rm -rf "$work/cluster"
+queries=100
+
+start ours
+sql ours -c "ALTER SYSTEM SET shared_buffers = '32MB'" -c "ALTER SYSTEM SET effective_io_concurrency = 16"
+stop ours
+start ours
+sql ours <<'SQL'
+CREATE EXTENSION vector;
+CREATE EXTENSION pg_buffercache;
+CREATE EXTENSION pg_prewarm;
+SELECT setseed(0.5);
+CREATE TABLE items (id int, note text, v vector(768));
+INSERT INTO items SELECT i, 'row', (SELECT array_agg(random() - 0.5) FROM generate_series(1, 768) WHERE i > 0)
+  FROM generate_series(1, 5000) i;
+CREATE TABLE queries AS SELECT j AS id, (SELECT array_agg(random() - 0.5) FROM generate_series(1, 768)
+  WHERE j > 0)::vector(768) AS v FROM generate_series(1, 100) j;
+SET maintenance_work_mem = '256MB';
+CREATE INDEX items_idx ON items USING hnsw (v vector_l2_ops);
+-- HOT chains (the vector is unchanged, so its TOAST value is shared) and dead rows.
+UPDATE items SET note = 'updated' WHERE id % 5 = 0;
+DELETE FROM items WHERE id % 11 = 0;
+VACUUM items;
+UPDATE items SET note = 'again' WHERE id % 7 = 0;
+SELECT count(*) FROM items;
+CREATE TABLE runs (am text, hints bool, qid int, ids int[], table_hints bigint);
+CREATE FUNCTION run_all(am text, hints bool) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE q record; ids int[]; prefetches bigint;
+BEGIN
+  PERFORM set_config('enable_seqscan', 'off', true);
+  IF am = 'hnsw' THEN
+    PERFORM set_config('hnsw.debug_heap_prefetch', hints::text, true);
+  ELSE
+    PERFORM set_config('ivfflat.io_method', CASE WHEN hints THEN 'prefetch' ELSE 'off' END, true);
+    PERFORM set_config('ivfflat.probes', '5', true);
+  END IF;
+  FOR q IN SELECT * FROM queries ORDER BY id LOOP
+    ids := array(SELECT id FROM (SELECT id, v <-> q.v AS d FROM items ORDER BY v <-> q.v LIMIT 10) t);
+    IF am = 'hnsw' THEN
+      SELECT heap_prefetches INTO prefetches FROM hnsw_last_scan_stats();
+    ELSE
+      SELECT heap_prefetches INTO prefetches FROM ivfflat_last_scan_stats();
+    END IF;
+    INSERT INTO runs VALUES (am, hints, q.id, ids, prefetches);
+  END LOOP;
+  RETURN (SELECT sum(table_hints) FROM runs r WHERE r.am = run_all.am AND r.hints = run_all.hints);
+END $$;
+SQL
+
+dropped=0
+for am in hnsw ivfflat; do
+  if [ $am = ivfflat ]; then
+    sql ours -c "DROP INDEX items_idx" -c "SET maintenance_work_mem = '256MB'" \
+      -c "CREATE INDEX items_idx ON items USING ivfflat (v vector_l2_ops) WITH (lists = 50)"
+  fi
+  plan=$(sql ours -c "SET enable_seqscan = off" \
+    -c "EXPLAIN SELECT id FROM items ORDER BY v <-> (SELECT v FROM queries LIMIT 1) LIMIT 10")
+  grep -q "Index Scan using items_idx" <<<"$plan" || fail "the $am queries do not use the index: $plan"
+  for hints in true false; do
+    sql ours <<SQL >/dev/null
+SELECT pg_buffercache_evict_relation('items_idx');
+SELECT pg_buffercache_evict_relation(reltoastrelid) FROM pg_class WHERE relname = 'items';
+SQL
+    if [ -w /proc/sys/vm/drop_caches ]; then sync; echo 3 > /proc/sys/vm/drop_caches; dropped=1; fi
+    asked=$(sql ours -c "SELECT pg_prewarm('items') > 0" -c "SELECT run_all('$am', $hints)" | tail -1)
+    echo "$am, table hints $hints: $asked table blocks asked for ahead of $queries queries' rows"
+  done
+done
+
+differ=$(sql ours -c "SELECT count(*) FROM runs a JOIN runs b USING (am, qid)
+  WHERE a.hints AND NOT b.hints AND a.ids IS DISTINCT FROM b.ids")
+[ "$differ" = 0 ] || fail "$differ queries return other rows with table hints"
+short=$(sql ours -c "SELECT count(*) FROM runs WHERE cardinality(ids) <> 10")
+[ "$short" = 0 ] || fail "$short queries returned fewer than 10 rows"
+off=$(sql ours -c "SELECT coalesce(sum(table_hints), 0) FROM runs WHERE NOT hints")
+[ "$off" = 0 ] || fail "table hints turned off still asked for $off blocks"
+if [ "$dropped" = 1 ]; then
+  for am in hnsw ivfflat; do
+    asked=$(sql ours -c "SELECT sum(table_hints) FROM runs WHERE am = '$am' AND hints")
+    [ "$asked" -ge "$queries" ] ||
+      fail "$am asked for $asked TOAST blocks ahead of $queries queries' rows (at least $queries expected)"
+  done
+else
+  echo "not root: the page cache was not dropped, so hints were not checked"
+fi
+echo "same ids with and without table hints; TOAST blocks asked for ahead of the rows"
+stop ours
