@@ -399,11 +399,18 @@ def evict_sql(*tables: str) -> str:
             f"FROM ({rels}) r(o), pg_buffercache_evict_relation(r.o::regclass) e;\n")
 
 
+def table_split(run: dict) -> str:
+    """A run's table reads per query as heap + TOAST + TOAST index (older runs: '?')."""
+    split = run.get("table_read_split")
+    return " + ".join(f"{x:.1f}" for x in split) if split else "?"
+
+
 def stats_sql(tag: str) -> str:
     """Cumulative statistics of the index and of the table side, in a new transaction."""
     return f"""SELECT '{tag}', i.idx_blks_read, i.idx_blks_hit,
   coalesce(t.heap_blks_read, 0) + coalesce(t.toast_blks_read, 0) + coalesce(t.tidx_blks_read, 0),
-  coalesce(t.heap_blks_hit, 0) + coalesce(t.toast_blks_hit, 0) + coalesce(t.tidx_blks_hit, 0)
+  coalesce(t.heap_blks_hit, 0) + coalesce(t.toast_blks_hit, 0) + coalesce(t.tidx_blks_hit, 0),
+  coalesce(t.heap_blks_read, 0), coalesce(t.toast_blks_read, 0), coalesce(t.tidx_blks_read, 0)
   FROM pg_statio_user_indexes i, pg_statio_user_tables t
  WHERE i.indexrelname = '{bench.INDEX}' AND i.relname = 'items' AND t.relname = 'items'
    AND i.schemaname = 'public' AND t.schemaname = 'public';
@@ -654,6 +661,8 @@ def measure(srv: Server, cg: MemoryCgroup, ds: Dataset, cfg: Config, eic: int, m
         # pg_statio over the run
         "idx_read": (a[0] - b[0]) / n, "idx_hit": (a[1] - b[1]) / n,
         "table_read": (a[2] - b[2]) / n, "table_hit": (a[3] - b[3]) / n,
+        # its reads: heap, TOAST table, TOAST index
+        "table_read_split": [(a[i] - b[i]) / n for i in (4, 5, 6)],
         # the same from the per-query deltas (a check of the above)
         "xact_idx_read": sum(per_query["idx_read"]) / n,
         "xact_idx_hit": sum(per_query["idx_hit"]) / n,
@@ -918,8 +927,8 @@ def markdown(args, res: dict, svg_name: str) -> str:
     L += ["", "## Cold cache", "",
           f"![cold mean latency against effective_io_concurrency]({svg_name})", "",
           "| eic | configuration | mean (ms) | p50 (ms) | p99 (ms) | mean ÷ pgvector | "
-          "index blocks read / q | index blocks hit / q | table blocks read / q | "
-          "disk kB / q | recall |",
+          "index blocks read / q | index blocks hit / q | table blocks read / q "
+          "(heap + TOAST + TOAST index) | disk kB / q | recall |",
           "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for eic, _ in sweep(args.eic):
         base = find(res["cold"], "cold", eic, PGVECTOR.key)
@@ -929,8 +938,8 @@ def markdown(args, res: dict, svg_name: str) -> str:
                 continue
             L.append(f"| {eic} | {cfg.label} | {r['mean_ms']:.3f} | {r['p50_ms']:.3f} | "
                      f"{r['p99_ms']:.3f} | {ratio(r['mean_ms'], get(base, 'mean_ms'))} | "
-                     f"{r['idx_read']:.1f} | {r['idx_hit']:.1f} | {r['table_read']:.1f} | "
-                     f"{r['disk_kb']:.0f} | {r['recall']:.4f} |")
+                     f"{r['idx_read']:.1f} | {r['idx_hit']:.1f} | {r['table_read']:.1f} "
+                     f"({table_split(r)}) | {r['disk_kb']:.0f} | {r['recall']:.4f} |")
 
     if res["warm"] or res["resident"]:
         L += ["", "## Warm (page cache) and resident (shared_buffers)", "",

@@ -227,8 +227,7 @@ fn bench_config(
         },
         cpu,
         ef_search: 40,
-        table_reads: 22,
-        table: TableModel::Toast,
+        table: TableModel::COLD_PY,
         resident_table_blocks: mem.resident_table,
         per_query_us: 0.0,
         beam: 1,
@@ -357,7 +356,7 @@ fn main() {
         mem,
         cpu_ours,
         cpu_pgvector,
-        table: TableModel::Toast,
+        table: TableModel::COLD_PY,
     };
     println!(
         "## cold.py: {} × 768, m 16, ef_construction 64, ef_search 40, {} queries\n",

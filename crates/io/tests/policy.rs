@@ -594,12 +594,11 @@ fn a_cold_run_hints_its_rows_and_waits_less_for_them() {
     use vector_io::sim::run::{run, Cache, RunConfig, TableModel, Walk};
     let f = fixture();
     let qs = queries(8);
-    let cold = |table, rows| {
+    let cold = |table| {
         let mut cfg = RunConfig::cold_py(DiskModel::CLOUD_16K, 3000, 16);
         cfg.sim.shared_buffers = 64;
         cfg.sim.page_cache = 64;
         cfg.table = table;
-        cfg.table_reads = rows;
         cfg
     };
     let with_hints = settings(IoMethod::Prefetch, 0);
@@ -610,7 +609,7 @@ fn a_cold_run_hints_its_rows_and_waits_less_for_them() {
     let ours = |s, cache, cfg: &RunConfig| run(&f.graph, &f.pages, &qs, Walk::Ours(s), cache, cfg);
 
     // Rows inline, the heap cold: the walks end cold, so every row after the first is hinted.
-    let inline = cold(TableModel::Inline, 10);
+    let inline = cold(TableModel::Inline { rows: 10 });
     let on = ours(with_hints, Cache::Cold, &inline);
     let off = ours(without, Cache::Cold, &inline);
     assert_eq!(on.results, off.results);
@@ -624,15 +623,32 @@ fn a_cold_run_hints_its_rows_and_waits_less_for_them() {
     let warm = ours(with_hints, Cache::Warm, &inline);
     assert_eq!(warm.heap_prefetches, 0.0);
 
-    // Vectors in TOAST: the heap block is resident, so the scan hints the TOAST blocks of
-    // every row after the first (22 blocks over 10 rows, the first row's 2 not hinted).
-    let toast = cold(TableModel::Toast, 22);
-    let on = ours(with_hints, Cache::Cold, &toast);
-    let off = ours(without, Cache::Cold, &toast);
+    // Vectors in TOAST, the heap resident: the scan hints the TOAST blocks of every row
+    // after the first, and reads the TOAST index leaf early (the executor then hits it).
+    let resident_heap = TableModel::Toast {
+        heap: 0.0,
+        toast_index: 5.0,
+        toast: 10.0,
+    };
+    let on = ours(with_hints, Cache::Cold, &cold(resident_heap));
+    let off = ours(without, Cache::Cold, &cold(resident_heap));
     assert_eq!(on.results, off.results);
-    assert_eq!(on.heap_prefetches, 20.0);
-    assert_eq!(off.heap_prefetches, 0.0);
+    assert_eq!(on.heap_prefetches, 9.0);
     assert!(off.mean_ms - on.mean_ms > 4.5);
+    // All heap blocks cold: only they are hinted; their TOAST blocks cannot be known yet.
+    let cold_heap = TableModel::Toast {
+        heap: 10.0,
+        toast_index: 5.0,
+        toast: 10.0,
+    };
+    let on = ours(with_hints, Cache::Cold, &cold(cold_heap));
+    assert_eq!(on.heap_prefetches, 9.0);
+    let cold_py = ours(with_hints, Cache::Cold, &cold(TableModel::COLD_PY));
+    assert!(
+        cold_py.heap_prefetches > 5.0 && cold_py.heap_prefetches <= 9.0,
+        "{}",
+        cold_py.heap_prefetches
+    );
 }
 
 #[test]

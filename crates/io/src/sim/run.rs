@@ -42,9 +42,7 @@ pub struct RunConfig {
     pub cpu: CpuModel,
     /// `hnsw.ef_search`.
     pub ef_search: usize,
-    /// Table blocks each query reads after its walk, one at a time, each a new block.
-    pub table_reads: usize,
-    /// Where those blocks are.
+    /// The table blocks each query reads after its walk.
     pub table: TableModel,
     /// Table blocks that stay in shared buffers (taken from the index's share).
     pub resident_table_blocks: usize,
@@ -56,7 +54,8 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// `cold.py`'s 100k x 768 servers scaled to `rows`: the index's shares of shared buffers
-    /// and of the page cache as `predict` models them, 22 table blocks per query, ef_search 40.
+    /// and of the page cache as `predict` models them, its table ([`TableModel::COLD_PY`]),
+    /// ef_search 40.
     pub fn cold_py(disk: DiskModel, rows: usize, eic: usize) -> RunConfig {
         RunConfig {
             sim: SimConfig {
@@ -72,8 +71,7 @@ impl RunConfig {
                 per_hop_us: 2.0,
             },
             ef_search: 40,
-            table_reads: 22,
-            table: TableModel::Toast,
+            table: TableModel::COLD_PY,
             resident_table_blocks: 0,
             per_query_us: 0.0,
             beam: 1,
@@ -81,16 +79,43 @@ impl RunConfig {
     }
 }
 
-/// Where a query's table reads go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a query's table reads go. The executor fetches its [`ROWS`] rows one after the
+/// other after the walk.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TableModel {
-    /// The vectors are in TOAST (768 dimensions, `cold.py`'s table): the small heap stays in
-    /// shared buffers and the reads are TOAST blocks. Ours finds a row's TOAST blocks from its
-    /// resident heap tuple and hints them (`ToastedColumn` in the extension).
-    Toast,
-    /// Rows inline (384 dimensions): each of the `table_reads` rows one cold heap block,
-    /// which the scan hints.
-    Inline,
+    /// Rows stored in the heap (384 dimensions): each of `rows` rows a cold heap block, which
+    /// ours hints.
+    Inline { rows: usize },
+    /// Vectors in TOAST (768 dimensions), with the reads per query of each kind: a row's heap
+    /// block (a miss in `heap` of every 10 rows), then its TOAST index leaf (`toast_index`),
+    /// then its TOAST blocks (`toast` per 10 rows). Ours hints the heap block of a row whose
+    /// block is cold; of a row whose heap block is in shared buffers it looks the value up in
+    /// the TOAST index at once (a read, if that leaf is cold, that the executor then finds in
+    /// shared buffers) and hints its TOAST blocks.
+    Toast {
+        heap: f64,
+        toast_index: f64,
+        toast: f64,
+    },
+}
+
+impl TableModel {
+    /// `cold.py`'s 100k × 768 table: 22.1 blocks read per query, measured by `cold.py` on
+    /// 2026-12-04 (pgvector's side, which no hint changes): 6.7 heap + 9.0 TOAST + 6.4 TOAST
+    /// index.
+    pub const COLD_PY: TableModel = TableModel::Toast {
+        heap: 6.7,
+        toast_index: 6.4,
+        toast: 9.0,
+    };
+
+    /// Table blocks a query touches (each a buffer hit when the table is resident).
+    fn blocks(&self) -> usize {
+        match *self {
+            TableModel::Inline { rows } => rows,
+            TableModel::Toast { .. } => 3 * ROWS,
+        }
+    }
 }
 
 /// Rows each query returns (`LIMIT 10`).
@@ -99,6 +124,7 @@ pub const ROWS: usize = 10;
 /// The table's relations in the simulation (the index is 0).
 const HEAP: u32 = 1;
 const TOAST: u32 = 2;
+const TOAST_INDEX: u32 = 3;
 
 /// What a run did, per query on average.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -162,7 +188,7 @@ pub fn run(
         queries: queries.len(),
         ..RunResult::default()
     };
-    let mut table_block = 0u32;
+    let mut table = TableCursor::default();
     let mut total_us = 0.0;
     for query in queries {
         if cache == Cache::Warm {
@@ -191,10 +217,10 @@ pub fn run(
             }
         };
         if matches!(cache, Cache::Cold | Cache::ColdUpperLayers) {
-            out.heap_prefetches += fetch_rows(&mut disk, &mut table_block, cfg, row_hints) as f64;
+            out.heap_prefetches += fetch_rows(&mut disk, &mut table, cfg, row_hints) as f64;
         } else {
             // The table is in shared buffers.
-            disk.cpu(cfg.table_reads as f64 * cfg.sim.host.buffer_hit_us);
+            disk.cpu(cfg.table.blocks() as f64 * cfg.sim.host.buffer_hit_us);
         }
         total_us += disk.now() - started;
         let after = disk.usage_of(0);
@@ -225,57 +251,97 @@ enum RowHints {
     Ours(bool),
 }
 
+/// Where the rows of the queries so far left the table: rows fetched, next new block.
+#[derive(Default)]
+struct TableCursor {
+    rows: u64,
+    next_block: u32,
+}
+
+/// What one row reads: a new block of each relation where it misses.
+#[derive(Clone, Copy)]
+struct RowBlocks {
+    heap: Option<u32>,
+    toast_index: Option<u32>,
+    toast: Option<u32>,
+}
+
+/// Whether the `row`th row overall is one of `per_10` in every 10 (spread evenly).
+fn one_of(row: u64, per_10: f64) -> bool {
+    let at = |r: u64| (r as f64 * per_10 / ROWS as f64).floor();
+    at(row + 1) > at(row)
+}
+
 /// The executor fetches a query's rows after its walk, one after the other ([`TableModel`]).
-/// Ours hints what its scan hints: the next rows' heap blocks, and the TOAST blocks of rows
-/// whose heap block is resident. Returns the hints issued.
-fn fetch_rows(disk: &mut SimDisk, next: &mut u32, cfg: &RunConfig, hints: RowHints) -> u64 {
-    let rows = match cfg.table {
-        TableModel::Inline => cfg.table_reads,
-        TableModel::Toast => ROWS,
+/// Ours hints what its scan hints. Returns the hints issued.
+fn fetch_rows(
+    disk: &mut SimDisk,
+    table: &mut TableCursor,
+    cfg: &RunConfig,
+    hints: RowHints,
+) -> u64 {
+    let blocks: Vec<RowBlocks> = match cfg.table {
+        TableModel::Inline { rows } => (0..rows)
+            .map(|_| {
+                table.next_block += 1;
+                RowBlocks {
+                    heap: Some(table.next_block),
+                    toast_index: None,
+                    toast: None,
+                }
+            })
+            .collect(),
+        TableModel::Toast {
+            heap,
+            toast_index,
+            toast,
+        } => (0..ROWS)
+            .map(|_| {
+                let row = table.rows;
+                table.rows += 1;
+                let mut new = |misses: bool| {
+                    misses.then(|| {
+                        table.next_block += 1;
+                        table.next_block
+                    })
+                };
+                RowBlocks {
+                    heap: new(one_of(row, heap)),
+                    toast_index: new(one_of(row, toast_index)),
+                    toast: new(one_of(row, toast)),
+                }
+            })
+            .collect(),
     };
-    let first = *next;
-    *next += cfg.table_reads as u32;
-    // Row `row`'s heap block (for TOAST rows one resident block stands for the small heap),
-    // and its share of the query's TOAST blocks.
-    let heap_block = |row: usize| match cfg.table {
-        TableModel::Inline => first + row as u32,
-        TableModel::Toast => 0,
-    };
-    let toast_blocks = |row: usize| match cfg.table {
-        TableModel::Inline => 0..0,
-        TableModel::Toast => {
-            let n = cfg.table_reads as u32;
-            let rows = rows as u32;
-            let row = row as u32;
-            first + n * row / rows..first + n * (row + 1) / rows
+    // Block 0 of the heap stands for its resident blocks.
+    disk.prewarm(HEAP, 0..1);
+    let read_row = |disk: &mut SimDisk, row: &RowBlocks| {
+        disk.read_block(HEAP, row.heap.unwrap_or(0));
+        if let Some(block) = row.toast_index {
+            disk.read_block(TOAST_INDEX, block);
+        } else if matches!(cfg.table, TableModel::Toast { .. }) {
+            disk.cpu(cfg.sim.host.buffer_hit_us);
         }
-    };
-    if cfg.table == TableModel::Toast {
-        // Every query's rows hit the small heap: it stays in shared buffers.
-        disk.prewarm(HEAP, 0..1);
-    }
-    let read_row = |disk: &mut SimDisk, row: usize| {
-        disk.read_block(HEAP, heap_block(row));
-        for block in toast_blocks(row) {
+        if let Some(block) = row.toast {
             disk.read_block(TOAST, block);
         }
     };
     let RowHints::Ours(walk_cold) = hints else {
-        for row in 0..rows {
+        for row in &blocks {
             read_row(disk, row);
         }
         return 0;
     };
     disk.set_relation(HEAP);
     let mut hints = HeapRowHints::new(&mut *disk);
-    let mut toast_issued = 0;
-    for returned in 1..=rows {
+    let mut looked_up = 0;
+    for returned in 1..=blocks.len() {
         // The executor asks for the next row; the scan hands it out; the executor fetches
         // it.
         let slow = hints.table_is_slow();
         if walk_cold || slow {
-            let next = (returned..rows).map(|row| TableRow {
-                block: heap_block(row),
+            let next = (returned..blocks.len()).map(|row| TableRow {
+                block: blocks[row].heap.unwrap_or(0),
                 offset: row as u16,
             });
             let mut resident = Vec::new();
@@ -283,22 +349,25 @@ fn fetch_rows(disk: &mut SimDisk, next: &mut u32, cfg: &RunConfig, hints: RowHin
                 resident.push(usize::from(row.offset));
                 0
             });
-            // What the scan's TOAST lookup hints for those rows.
+            // The scan's TOAST lookups for the rows whose heap block is resident.
             let disk = hints.source();
-            disk.set_relation(TOAST);
             for row in resident {
-                for block in toast_blocks(row) {
+                if let Some(block) = blocks[row].toast_index {
+                    disk.read_block(TOAST_INDEX, block);
+                }
+                if let Some(block) = blocks[row].toast {
+                    disk.set_relation(TOAST);
                     if disk.prefetch(block) == Prefetched::Started {
-                        toast_issued += 1;
+                        looked_up += 1;
                     }
+                    disk.set_relation(HEAP);
                 }
             }
-            disk.set_relation(HEAP);
         }
         hints.row_returned(returned);
-        read_row(hints.source(), returned - 1);
+        read_row(hints.source(), &blocks[returned - 1]);
     }
-    let issued = hints.issued + toast_issued;
+    let issued = hints.issued + looked_up;
     drop(hints);
     disk.set_relation(0);
     issued
