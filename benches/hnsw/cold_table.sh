@@ -4,11 +4,14 @@
 # and the page cache dropped before every batch). Ours with table hints off and on, A/B
 # alternated, for hnsw (`hnsw.debug_heap_prefetch`) and ivfflat (`ivfflat.io_method`: with a
 # resident index its lists are never hinted, so only the table hints differ).
-# Usage: [N=100000] [DIM=384] [QUERIES=500] [ROUNDS=6] benches/hnsw/cold_table.sh WORKDIR
+# TOAST=1 (with DIM=768, whose vectors are stored out of line): the heap and the TOAST index
+# are prewarmed with the index and only the TOAST table is cold, the case the TOAST hints are
+# for (a small heap that stays in shared buffers beside large, cold vectors).
+# Usage: [N=100000] [DIM=384] [QUERIES=500] [ROUNDS=6] [TOAST=1] benches/hnsw/cold_table.sh WORKDIR
 # (root: it drops the page cache and runs the server as postgres)
 set -euo pipefail
 work=$1
-n=${N:-100000} dim=${DIM:-384} queries=${QUERIES:-500} rounds=${ROUNDS:-6}
+n=${N:-100000} dim=${DIM:-384} queries=${QUERIES:-500} rounds=${ROUNDS:-6} toast=${TOAST:-0}
 . "$(dirname "$0")/../../tests/lib.sh"
 [ -w /proc/sys/vm/drop_caches ] || { echo "needs root (drop_caches)"; exit 2; }
 
@@ -69,8 +72,14 @@ for am in hnsw ivfflat; do
     order="off on"; [ $((round % 2)) = 0 ] && order="on off"
     for hints in $order; do
       sync; echo 3 > /proc/sys/vm/drop_caches
-      line=$(sql ours -c "SELECT pg_prewarm('items_${am}') > 0" \
-        -c "SELECT pg_buffercache_evict_relation('items')" -c "BEGIN" -c "DROP INDEX $other" \
+      warm=(-c "SELECT pg_prewarm('items_${am}') > 0" -c "SELECT pg_buffercache_evict_relation('items')")
+      if [ "$toast" = 1 ]; then
+        warm+=(-c "SELECT pg_prewarm('items') > 0"
+          -c "SELECT pg_prewarm(i.indexrelid) > 0 FROM pg_class c JOIN pg_index i ON i.indrelid = c.reltoastrelid WHERE c.relname = 'items'"
+          -c "SELECT pg_buffercache_evict_relation(reltoastrelid) FROM pg_class WHERE relname = 'items'")
+      fi
+      line=$(sql ours "${warm[@]}" \
+        -c "BEGIN" -c "DROP INDEX $other" \
         -c "SELECT ms_per_query, heap_prefetches, checksum FROM table_batch('$am', '$hints')" \
         -c "ROLLBACK" | tail -1)
       echo "$am $hints $round $line" | tee -a "$results"

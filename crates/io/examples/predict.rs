@@ -508,9 +508,9 @@ fn main() {
     }
 
     // 4. The table hints alone.
-    println!("## Table hints (TOAST blocks of the rows returned next)\n");
+    println!("## Table hints (blocks of the rows returned next: cold heap blocks, else TOAST)\n");
     println!("Placed index, eic 16, ours prefetch with table hints on (the default) and off.\n");
-    println!("| disk | pgvector ms | ours, hints off, ms | ÷ pgvector | ours ms | ÷ pgvector | TOAST blocks hinted / q |");
+    println!("| disk | pgvector ms | ours, hints off, ms | ÷ pgvector | ours ms | ÷ pgvector | table blocks hinted / q |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for disk in [
         DiskModel::THIS_MACHINE,
