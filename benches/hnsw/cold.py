@@ -957,7 +957,8 @@ def markdown(args, res: dict, svg_name: str) -> str:
                          f"{ratio(get(s, 'mean_ms'), get(sb, 'mean_ms'))} |")
         if args.warm_rounds > 1:
             L += ["", f"Pooled over {args.warm_rounds} rounds (the order reversed every other "
-                  "round). Ours ÷ pgvector of each round's mean, lowest–highest:", ""]
+                  "round). Ours ÷ pgvector of each round's mean, lowest–highest, and their "
+                  "median (one slow round moves the pooled ratio, not the median):", ""]
             for eic, _ in sweep(args.warm_eic):
                 for cfg in ours_configs(eic):
                     spans = []
@@ -965,7 +966,8 @@ def markdown(args, res: dict, svg_name: str) -> str:
                         o, b = find(runs, m, eic, cfg.key), find(runs, m, eic, PGVECTOR.key)
                         if o and b and "round_means_ms" in o:
                             rs = [x / y for x, y in zip(o["round_means_ms"], b["round_means_ms"])]
-                            spans.append(f"{m} {min(rs):.2f}–{max(rs):.2f}")
+                            spans.append(f"{m} {min(rs):.2f}–{max(rs):.2f} "
+                                         f"(median {statistics.median(rs):.2f})")
                     if spans:
                         L.append(f"- eic {eic}, {cfg.label}: " + ", ".join(spans))
 

@@ -24,7 +24,9 @@ pub fn heap_lookahead_distance(returned: usize, budget: usize) -> usize {
 /// nothing (a hint makes a device read fast); a scan's first row is never hinted, so every
 /// query is judged again. A backend's next scan starts where its last one ended. The clock
 /// is read only after a gap with a miss, until [`QUIET_GAPS`] gaps in a row had none: a
-/// resident table costs no clock read.
+/// resident table costs no clock read. Those quiet gaps also end a slow spell (hints never
+/// bring a page into shared buffers, so a table still read from a device keeps missing):
+/// a table that became resident is not looked up row by row for the rest of the session.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TableFetchWatch {
     /// The last row handed out: when (if timed), the shared-buffer reads counted by then,
@@ -36,7 +38,8 @@ pub struct TableFetchWatch {
     slow: bool,
 }
 
-/// Gaps in a row without a miss after which the watch stops reading the clock.
+/// Gaps in a row without a miss after which the watch stops reading the clock and takes the
+/// table as resident.
 pub const QUIET_GAPS: u32 = 8;
 
 thread_local! {
@@ -70,6 +73,8 @@ impl TableFetchWatch {
             self.quiet_gaps += 1;
             if self.quiet_gaps >= QUIET_GAPS {
                 self.timing = false;
+                self.slow = false;
+                self.slow_in_a_row = 0;
             }
             return self.slow;
         }
@@ -279,6 +284,31 @@ mod tests {
             gap(&mut w, MS, SLOW, 0, false);
         }
         assert!(!w.timing());
+    }
+
+    #[test]
+    fn a_table_that_became_resident_is_no_longer_slow() {
+        let mut w = TableFetchWatch::default();
+        assert!(!gap(&mut w, MS, SLOW, 1, false));
+        assert!(!gap(&mut w, 2 * MS, SLOW, 1, false));
+        assert!(gap(&mut w, 3 * MS, SLOW, 1, false), "two slow gaps");
+        // Hinted rows that still miss keep it slow, however many.
+        for i in 0..2 * QUIET_GAPS {
+            assert!(
+                gap(&mut w, 4 * MS, DEVICE_READ / 2, 1, true),
+                "hinted row {i}"
+            );
+        }
+        // Rows found in shared buffers: slow until the quiet gaps add up, then not.
+        for i in 1..QUIET_GAPS {
+            assert!(gap(&mut w, 5 * MS, SLOW, 0, true), "quiet gap {i}");
+        }
+        assert!(!gap(&mut w, 6 * MS, SLOW, 0, true));
+        assert!(!w.slow() && !w.timing());
+        // It takes two slow gaps again to turn it back.
+        assert!(!gap(&mut w, 7 * MS, SLOW, 1, false), "turns the clock on");
+        assert!(!gap(&mut w, 8 * MS, SLOW, 1, false));
+        assert!(gap(&mut w, 9 * MS, SLOW, 1, false));
     }
 
     #[test]
