@@ -71,7 +71,8 @@ impl ToastedColumn {
     }
 
     /// Asks for the TOAST blocks of the value in the row at `offset` of heap block `block`,
-    /// which must be in shared buffers (a hint just found it there). Returns the reads
+    /// which a hint found in shared buffers or asked for a call earlier (reading it waits
+    /// for that read, which the executor would wait for a moment later). Returns the reads
     /// started.
     pub fn hint(&mut self, block: BlockNumber, offset: u16) -> u64 {
         match self.value_id(block, offset) {

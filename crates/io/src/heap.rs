@@ -3,6 +3,7 @@
 use crate::reader::DEVICE_READ;
 use crate::source::{BlockNumber, BlockSource, Prefetched};
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::time::Duration;
 
 /// How many rows past the one being returned a scan asks the table for, once `returned`
@@ -126,9 +127,17 @@ pub struct HeapRowHints<S: BlockSource> {
     /// `hinted` when the scan was last asked for a row.
     hinted_before_call: usize,
     watch: TableFetchWatch,
+    /// Rows (their place in the order returned) whose heap block was hinted, not found in
+    /// shared buffers: their values are looked up once that read has had a call to complete.
+    deferred: VecDeque<(usize, TableRow)>,
     /// Hints issued (blocks that were not already in shared buffers).
     pub issued: u64,
 }
+
+/// The first call (rows handed out) at which rows whose heap block was hinted have their
+/// values looked up: a query that asks for a second row is not a `LIMIT 1`, which would pay
+/// for the look-up of a row it never fetches.
+pub const DEFERRED_LOOKUPS_FROM: usize = 2;
 
 impl<S: BlockSource> HeapRowHints<S> {
     /// Hints for the rows of the table `heap` reads.
@@ -142,6 +151,7 @@ impl<S: BlockSource> HeapRowHints<S> {
             last_result: Prefetched::NotStarted,
             hinted_before_call: 0,
             watch: LAST_WATCH.with(Cell::get),
+            deferred: VecDeque::new(),
             issued: 0,
         }
     }
@@ -151,6 +161,7 @@ impl<S: BlockSource> HeapRowHints<S> {
         self.hinted = 0;
         self.last_block = None;
         self.last_result = Prefetched::NotStarted;
+        self.deferred.clear();
         self.watch.restart();
     }
 
@@ -184,16 +195,30 @@ impl<S: BlockSource> HeapRowHints<S> {
         self.ahead_rows(returned, rows, |_| 0);
     }
 
-    /// As [`ahead`](Self::ahead), for rows whose values may be stored out of line: for a row
-    /// whose heap block is already in shared buffers, `out_of_line` hints the blocks of its
-    /// value (TOAST) and returns how many reads it started. A row whose heap block is still
-    /// to be read cannot tell where its value is.
+    /// As [`ahead`](Self::ahead), for rows whose values may be stored out of line:
+    /// `out_of_line` reads the row's heap block, hints the blocks of its value (TOAST) and
+    /// returns how many reads it started. It is called at once for a row whose heap block is
+    /// already in shared buffers. A row whose heap block had to be hinted cannot tell where
+    /// its value is yet: from [`DEFERRED_LOOKUPS_FROM`] rows on, it is looked up in the call
+    /// that hands out the row before it, by when its heap read has had a whole row's fetch to
+    /// complete; the executor then finds its value's blocks on their way.
     pub fn ahead_rows(
         &mut self,
         returned: usize,
         next_rows: impl Iterator<Item = TableRow>,
         mut out_of_line: impl FnMut(TableRow) -> u64,
     ) {
+        while let Some(&(row, next)) = self.deferred.front() {
+            if row > returned {
+                break;
+            }
+            self.deferred.pop_front();
+            // The row after the one handed out now (rows are numbered from 0); earlier rows
+            // are fetched before a look-up could help.
+            if row == returned && returned >= DEFERRED_LOOKUPS_FROM {
+                self.issued += out_of_line(next);
+            }
+        }
         let until = returned + heap_lookahead_distance(returned, self.budget);
         if self.hinted >= until {
             return;
@@ -207,8 +232,10 @@ impl<S: BlockSource> HeapRowHints<S> {
                         self.issued += 1;
                     }
                 }
-                if self.last_result == Prefetched::Cached {
-                    self.issued += out_of_line(next);
+                match self.last_result {
+                    Prefetched::Cached => self.issued += out_of_line(next),
+                    Prefetched::Started => self.deferred.push_back((row, next)),
+                    Prefetched::NotStarted => {}
                 }
             }
             self.hinted = self.hinted.max(row + 1);

@@ -89,9 +89,10 @@ pub enum TableModel {
     /// Vectors in TOAST (768 dimensions), with the reads per query of each kind: a row's heap
     /// block (a miss in `heap` of every 10 rows), then its TOAST index leaf (`toast_index`),
     /// then its TOAST blocks (`toast` per 10 rows). Ours hints the heap block of a row whose
-    /// block is cold; of a row whose heap block is in shared buffers it looks the value up in
-    /// the TOAST index at once (a read, if that leaf is cold, that the executor then finds in
-    /// shared buffers) and hints its TOAST blocks.
+    /// block is cold, and from the second row handed out on looks its value up one call
+    /// later; of a row whose heap block is in shared buffers it looks the value up at once:
+    /// the look-up reads the TOAST index leaf (a read, if that leaf is cold, that the executor
+    /// then finds in shared buffers) and hints the value's TOAST blocks.
     Toast {
         heap: f64,
         toast_index: f64,
@@ -344,14 +345,20 @@ fn fetch_rows(
                 block: blocks[row].heap.unwrap_or(0),
                 offset: row as u16,
             });
-            let mut resident = Vec::new();
+            let mut lookup_rows = Vec::new();
             hints.ahead_rows(returned, next, |row| {
-                resident.push(usize::from(row.offset));
+                lookup_rows.push(usize::from(row.offset));
                 0
             });
-            // The scan's TOAST lookups for the rows whose heap block is resident.
+            // The scan's TOAST lookups: it reads the row's heap block (resident, or hinted a
+            // call earlier), then the TOAST index leaf, and hints the TOAST blocks.
+            // (A table without out-of-line values has nothing to look up.)
             let disk = hints.source();
-            for row in resident {
+            if matches!(cfg.table, TableModel::Inline { .. }) {
+                lookup_rows.clear();
+            }
+            for row in lookup_rows {
+                disk.read_block(HEAP, blocks[row].heap.unwrap_or(0));
                 if let Some(block) = blocks[row].toast_index {
                     disk.read_block(TOAST_INDEX, block);
                 }
