@@ -3,8 +3,8 @@
 # latency of ours against pgvector 0.8.6 on one index: the two data directories that
 # `cold.py --same-index` leaves in WORKDIR (ours runs on a copy of pgvector's). Each round
 # opens one session per side, runs the queries once untimed and once timed (cold.py's
-# cold_run), and alternates which side goes first. Prints every round's means and the ratio
-# of the pooled means, then stops both servers.
+# cold_run), and alternates which side goes first. Prints every round's means, the ratio of
+# the pooled means and the median of the rounds' ratios, then stops both servers.
 #
 # EQUALIZE=1 (default) drops the page cache and reads both index files back the same way
 # (pg_prewarm 'read') first: how a file came into the page cache (a copy, 8 kB reads, big
@@ -67,14 +67,13 @@ ratios=()
 for i in $(seq 1 "$rounds"); do
   order=(ours pgvector)
   [ $((i % 2)) = 0 ] && order=(pgvector ours)
-  line="round $i ($mode):"
   declare -A ms=()
   for side in "${order[@]}"; do
     ms[$side]=$(run "$side")
     sum[$side]=$(echo "${sum[$side]} + ${ms[$side]}" | bc -l)
   done
   ratios+=("$(echo "${ms[ours]} / ${ms[pgvector]}" | bc -l)")
-  printf '%s ours %.3f ms, pgvector %.3f ms, %.3f\n' "$line" "${ms[ours]}" "${ms[pgvector]}" \
+  printf 'round %d (%s): ours %.3f ms, pgvector %.3f ms, %.3f\n' "$i" "$mode" "${ms[ours]}" "${ms[pgvector]}" \
     "${ratios[-1]}"
 done
 # The median of the rounds' ratios: one round slowed down by a busy host moves the pooled

@@ -345,18 +345,18 @@ fn fetch_rows(
                 block: blocks[row].heap.unwrap_or(0),
                 offset: row as u16,
             });
+            // A table without out-of-line values has nothing to look up.
+            let out_of_line = matches!(cfg.table, TableModel::Toast { .. });
             let mut lookup_rows = Vec::new();
             hints.ahead_rows(returned, next, |row| {
-                lookup_rows.push(usize::from(row.offset));
+                if out_of_line {
+                    lookup_rows.push(usize::from(row.offset));
+                }
                 0
             });
             // The scan's TOAST lookups: it reads the row's heap block (resident, or hinted a
             // call earlier), then the TOAST index leaf, and hints the TOAST blocks.
-            // (A table without out-of-line values has nothing to look up.)
             let disk = hints.source();
-            if matches!(cfg.table, TableModel::Inline { .. }) {
-                lookup_rows.clear();
-            }
             for row in lookup_rows {
                 disk.read_block(HEAP, blocks[row].heap.unwrap_or(0));
                 if let Some(block) = blocks[row].toast_index {
