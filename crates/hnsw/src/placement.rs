@@ -8,14 +8,21 @@
 //! ([`PagePacker`]) decides where each page ends, exactly as for any other order, so the graph
 //! and every search on it stay the same; only the blocks move.
 //!
-//! Order ([`neighbors_first`]):
+//! Order ([`shared_lists_first`]):
 //! * Pages are started from anchors taken newest first (pgvector's own order), each the newest
 //!   element not placed yet. Anchors in breadth-first order from the entry point measured
 //!   slower: consecutive pages then hold nearby parts of the graph, a query's reads look
 //!   sequential to the kernel, and its read-ahead fetched 1.6 times the blocks a query needs.
-//! * Each page is filled from its anchor outwards: the anchor's unplaced neighbors in list
-//!   order, then theirs, until [`MISSES_BEFORE_FULL`] candidates in a row would need a new page
-//!   (elements differ in size with their level, so a smaller one may still fit).
+//! * Each page is filled with the elements that share the most neighbor lists with the ones
+//!   already on it: a hop loads the unvisited members of one list, so two elements that appear
+//!   in many lists together are often loaded by the same hop, and one read then serves both.
+//!   The lists counted for a member are its own and its neighbors' (links mostly go both ways,
+//!   so these are about the lists that name it, without a reverse index). Ties go to the
+//!   candidate met first, the anchor's nearest neighbors first. A page ends when
+//!   [`MISSES_BEFORE_FULL`] candidates in a row would need a new page (elements differ in size
+//!   with their level, so a smaller one may still fit). On real 384-dimensional sentence
+//!   embeddings this read 7% fewer blocks a cold query than filling each page with the
+//!   anchor's neighbors breadth-first (`crates/io/examples/placement_blocks.rs`).
 
 use std::collections::TryReserveError;
 
@@ -31,55 +38,86 @@ pub trait PagePacker {
 /// Candidates in a row that may fail to fit before the page is taken as full.
 pub const MISSES_BEFORE_FULL: usize = 4;
 
-/// The order to write elements `0..count` in, each page holding elements close in the graph.
+/// The order to write elements `0..count` in, each page holding elements that share neighbor
+/// lists.
 ///
 /// `neighbors(i, out)` appends element `i`'s layer-0 neighbors, nearest first as stored. Every
 /// element is placed exactly once and handed to `packer` in the returned order. Fails only when
-/// its working memory (5 bytes per element) cannot be allocated.
-pub fn neighbors_first<P: PagePacker>(
+/// its working memory (7 bytes per element, and the lists around one page) cannot be
+/// allocated.
+pub fn shared_lists_first<P: PagePacker + ?Sized>(
     count: u32,
     mut neighbors: impl FnMut(u32, &mut Vec<u32>),
     packer: &mut P,
 ) -> Result<Vec<u32>, TryReserveError> {
     let mut placed = filled(count as usize, false)?;
+    // How many lists each candidate shares with the page's members; `touched` lists the
+    // candidates with a count, in the order met.
+    let mut shared = filled(count as usize, 0u16)?;
+    let mut touched = Vec::new();
     let mut order = Vec::new();
     order.try_reserve_exact(count as usize)?;
-    let mut list = Vec::new();
-    let mut page = Vec::new();
+    let (mut own, mut list) = (Vec::new(), Vec::new());
+    let mut too_big = Vec::new();
     for anchor in (0..count).rev() {
         if placed[anchor as usize] {
             continue;
         }
-        placed[anchor as usize] = true;
-        packer.place(anchor);
-        order.push(anchor);
-
-        page.clear();
-        page.push(anchor);
+        let mut member = Some(anchor);
         let mut misses = 0;
-        let mut at = 0;
-        'page: while at < page.len() {
-            list.clear();
-            neighbors(page[at], &mut list);
-            at += 1;
-            for &candidate in &list {
-                if placed[candidate as usize] {
-                    continue;
+        too_big.clear();
+        while let Some(m) = member {
+            placed[m as usize] = true;
+            packer.place(m);
+            order.push(m);
+            // Count the lists `m` is in (its own and its neighbors') for their members.
+            own.clear();
+            neighbors(m, &mut own);
+            for y in std::iter::once(m).chain(own.iter().copied()) {
+                list.clear();
+                if y == m {
+                    list.extend_from_slice(&own);
+                } else {
+                    neighbors(y, &mut list);
                 }
-                if !packer.fits(candidate) {
+                for &c in &list {
+                    let count = &mut shared[c as usize];
+                    if *count == 0 {
+                        touched.try_reserve(1)?;
+                        touched.push(c);
+                    }
+                    *count = count.saturating_add(1);
+                }
+            }
+            member = None;
+            while member.is_none() {
+                let mut best: Option<(u16, u32)> = None;
+                for &c in &touched {
+                    let count = shared[c as usize];
+                    if !placed[c as usize]
+                        && best.is_none_or(|(most, _)| count > most)
+                        && !too_big.contains(&c)
+                    {
+                        best = Some((count, c));
+                    }
+                }
+                let Some((_, c)) = best else { break };
+                if packer.fits(c) {
+                    misses = 0;
+                    member = Some(c);
+                } else {
                     misses += 1;
                     if misses >= MISSES_BEFORE_FULL {
-                        break 'page;
+                        break;
                     }
-                    continue;
+                    too_big.push(c);
                 }
-                misses = 0;
-                placed[candidate as usize] = true;
-                packer.place(candidate);
-                order.push(candidate);
-                page.push(candidate);
             }
         }
+        for &c in &touched {
+            shared[c as usize] = 0;
+        }
+        touched.clear();
     }
     Ok(order)
 }
@@ -213,7 +251,7 @@ mod tests {
     fn places_every_element_once_in_packer_order() {
         let graph = random_graph(500, 8, 7);
         let mut packer = FixedPages::new(500, 4);
-        let order = neighbors_first(500, layer0(&graph), &mut packer).unwrap();
+        let order = shared_lists_first(500, layer0(&graph), &mut packer).unwrap();
         assert_eq!(order.len(), 500);
         let distinct: HashSet<u32> = order.iter().copied().collect();
         assert_eq!(distinct.len(), 500);
@@ -227,13 +265,13 @@ mod tests {
     fn unreachable_and_edgeless_elements_are_placed() {
         // No edges at all: every element is an anchor, newest first.
         let mut packer = FixedPages::new(10, 3);
-        let order = neighbors_first(10, |_, _| {}, &mut packer).unwrap();
+        let order = shared_lists_first(10, |_, _| {}, &mut packer).unwrap();
         assert_eq!(order, (0..10).rev().collect::<Vec<u32>>());
         assert_eq!(
             packer.pages, 4,
             "anchors fill the room their neighbors leave"
         );
-        assert!(neighbors_first(0, |_, _| {}, &mut FixedPages::new(0, 3))
+        assert!(shared_lists_first(0, |_, _| {}, &mut FixedPages::new(0, 3))
             .unwrap()
             .is_empty());
     }
@@ -242,7 +280,7 @@ mod tests {
     fn pages_hold_neighbors() {
         let graph = random_graph(2000, 16, 11);
         let mut packer = FixedPages::new(2000, 4);
-        neighbors_first(2000, layer0(&graph), &mut packer).unwrap();
+        shared_lists_first(2000, layer0(&graph), &mut packer).unwrap();
         let with_neighbor = |page_of: &[u32]| {
             (0..2000u32)
                 .filter(|&i| {
@@ -262,6 +300,82 @@ mod tests {
         assert!(placed > 3 * inserted, "{placed} against {inserted}");
     }
 
+    /// The fill this module used before: the anchor's unplaced neighbors in list order, then
+    /// theirs (breadth-first), until the page is full.
+    fn breadth_first_pages(graph: &InMemoryGraph, per_page: usize) -> Vec<u32> {
+        let count = graph.slots();
+        let mut packer = FixedPages::new(count, per_page);
+        let mut placed = vec![false; count];
+        for anchor in (0..count as u32).rev() {
+            if placed[anchor as usize] {
+                continue;
+            }
+            placed[anchor as usize] = true;
+            packer.place(anchor);
+            let mut page = vec![anchor];
+            let mut at = 0;
+            while at < page.len() && packer.fits(0) {
+                for &c in graph.neighbor_ids(page[at], 0) {
+                    if !placed[c as usize] && packer.fits(c) {
+                        placed[c as usize] = true;
+                        packer.place(c);
+                        page.push(c);
+                    }
+                }
+                at += 1;
+            }
+        }
+        packer.page_of
+    }
+
+    /// Distinct pages the searches for `queries` load under each layout; the searches must
+    /// find the same elements under all of them.
+    fn pages_read(
+        graph: &mut InMemoryGraph,
+        layouts: &[Vec<u32>],
+        queries: &[Vec<f32>],
+    ) -> Vec<usize> {
+        let mut totals = vec![0; layouts.len()];
+        for query in queries {
+            let mut results = Vec::new();
+            for (layout, total) in layouts.iter().zip(totals.iter_mut()) {
+                let mut store = PageCounting {
+                    graph: &mut *graph,
+                    page_of: layout,
+                    pages: HashSet::new(),
+                };
+                let (found, _) = search::search(&mut store, query, 40);
+                *total += store.pages.len();
+                results.push(found.iter().map(|c| c.id).collect::<Vec<u32>>());
+            }
+            assert!(results.windows(2).all(|w| w[0] == w[1]));
+        }
+        totals
+    }
+
+    /// Pages that share lists read fewer pages than pages filled with each anchor's neighbors
+    /// breadth-first.
+    #[test]
+    fn shared_lists_read_fewer_pages_than_breadth_first_neighbors() {
+        for per_page in [2, 4, 10] {
+            let mut graph = random_graph(3000, 16, 5);
+            let mut packer = FixedPages::new(3000, per_page);
+            shared_lists_first(3000, layer0(&graph), &mut packer).unwrap();
+            let layouts = [breadth_first_pages(&graph, per_page), packer.page_of];
+            let queries: Vec<Vec<f32>> = (0..50)
+                .map(|q| graph.vector(q * 37 + 1).iter().map(|x| x + 0.01).collect())
+                .collect();
+            let totals = pages_read(&mut graph, &layouts, &queries);
+            eprintln!("{per_page} to a page: {totals:?}");
+            assert!(
+                totals[1] < totals[0],
+                "{per_page} to a page: {} pages sharing lists against {} breadth-first",
+                totals[1],
+                totals[0]
+            );
+        }
+    }
+
     /// The searches are the same (placement does not touch the graph) and read fewer distinct
     /// pages, at 4 and at 10 elements to a page (384 and 128 dimensions in pgvector's format).
     #[test]
@@ -269,7 +383,7 @@ mod tests {
         for per_page in [4, 10] {
             let mut graph = random_graph(3000, 16, 5);
             let mut packer = FixedPages::new(3000, per_page);
-            neighbors_first(3000, layer0(&graph), &mut packer).unwrap();
+            shared_lists_first(3000, layer0(&graph), &mut packer).unwrap();
             let layouts = [insertion_pages(3000, per_page), packer.page_of];
             let mut totals = [0usize; 2];
             let queries: Vec<Vec<f32>> = (0..50)

@@ -16,7 +16,7 @@ use crate::stores::hnsw::format::{
     element_tuple_size, neighbor_tuple_size, new_opaque, ElementTuple, EntryPoint as MetaEntry,
     MetaPage, NeighborTuple, PageOpaque, HEAD_BLKNO, MAX_ITEM_SIZE, META_PD_LOWER, OPAQUE_SIZE,
 };
-use vector_hnsw::placement::{neighbors_first, PagePacker};
+use vector_hnsw::placement::{shared_lists_first, PagePacker};
 use vector_hnsw::GraphParams;
 
 /// Which elements of a build share pages.
@@ -131,10 +131,10 @@ fn plan_layout<R: Region>(
                 graph.layer_neighbors(ids[i as usize], 0, &mut slots);
                 out.extend(slots.iter().map(|&id| index_of(id)));
             };
-            let mut order =
-                neighbors_first(ids.len() as u32, neighbors, &mut plan).unwrap_or_else(|_| {
+            let mut order = shared_lists_first(ids.len() as u32, neighbors, &mut plan)
+                .unwrap_or_else(|_| {
                     crate::am::shared::out_of_memory::raise(
-                        ids.len().saturating_mul(5),
+                        ids.len().saturating_mul(7),
                         "the hnsw build's placement",
                     )
                 });

@@ -11,7 +11,7 @@ use crate::settings::Settings;
 use crate::source::{BlockNumber, BlockSource};
 use vector_hnsw::level::SplitMix64;
 use vector_hnsw::memory::{l2_squared, InMemoryGraph};
-use vector_hnsw::placement::{neighbors_first, PagePacker};
+use vector_hnsw::placement::{shared_lists_first, PagePacker};
 use vector_hnsw::{Candidate, EntryPoint, GraphParams, GraphStore};
 
 /// Page size.
@@ -118,8 +118,20 @@ impl PageMap {
         let neighbors = |id: u32, out: &mut Vec<u32>| {
             out.extend_from_slice(graph.neighbor_ids(id, 0));
         };
-        neighbors_first(graph.slots() as u32, neighbors, &mut packer)
+        shared_lists_first(graph.slots() as u32, neighbors, &mut packer)
             .expect("memory for the placement");
+        packer.finish()
+    }
+
+    /// The layout that `place` makes, handing every element to the packer once (to compare
+    /// placements).
+    pub fn placed_by(
+        graph: &InMemoryGraph,
+        dims: usize,
+        place: impl FnOnce(&mut dyn PagePacker),
+    ) -> Self {
+        let mut packer = PageMap::packer(graph, dims);
+        place(&mut packer);
         packer.finish()
     }
 
