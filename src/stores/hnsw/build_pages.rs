@@ -16,7 +16,7 @@ use crate::stores::hnsw::format::{
     element_tuple_size, neighbor_tuple_size, new_opaque, ElementTuple, EntryPoint as MetaEntry,
     MetaPage, NeighborTuple, PageOpaque, HEAD_BLKNO, MAX_ITEM_SIZE, META_PD_LOWER, OPAQUE_SIZE,
 };
-use vector_hnsw::placement::{shared_lists_first, PagePacker};
+use vector_hnsw::placement::{shared_lists_first, PagePacker, SortedIds};
 use vector_hnsw::GraphParams;
 
 /// Which elements of a build share pages.
@@ -121,9 +121,16 @@ fn plan_layout<R: Region>(
             (order, last)
         }
         Placement::Neighbors => {
+            let positions = SortedIds::new(&ids).unwrap_or_else(|_| {
+                crate::am::shared::out_of_memory::raise(
+                    ids.len().saturating_mul(4),
+                    "the hnsw build's placement",
+                )
+            });
             let index_of = |id: u32| {
-                ids.binary_search(&id)
-                    .expect("a neighbor is an element of the graph") as u32
+                positions
+                    .position(id)
+                    .expect("a neighbor is an element of the graph")
             };
             let mut slots = Vec::new();
             let neighbors = |i: u32, out: &mut Vec<u32>| {
