@@ -18,21 +18,104 @@
 //! * Cold, the first block of each chain is never hinted: it is read plainly and timed, and
 //!   one answered by the page cache (or a run of hits) turns the reader warm again.
 //! * A backend's next scan starts in the state its last one ended in.
+//! * Whether hints pay at all depends on the host ([`HintChoice`]): where the kernel's own
+//!   read-ahead streams a contiguous chain, plain reads can beat hinted ones (advisory reads
+//!   cost a system call each, and allocate and reclaim page cache in the caller). A reader
+//!   built [`ChainHints::choosing_by_time`] reads each plan hinted or plain, times the plans
+//!   that read cold, and reads the next plans the way that took less time per page, trying
+//!   the other way now and then. (Warm, neither way hints.)
 
 use crate::counters::IoCounters;
 use crate::reader::DEVICE_READ;
 use crate::source::BlockNumber;
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Hits in a row after which a cold reader stops hinting (the chain is in shared buffers).
 const HITS_TO_WARM: u32 = 8;
 /// Timed misses in a row slower than [`DEVICE_READ`] that turn a warm reader cold.
 const SLOW_TO_COLD: u32 = 2;
 
+/// Plans chosen between tries of the slower way, while the two are close...
+const TRY_OTHER_EVERY: u32 = 8;
+/// ...and while the slower takes more than [`FAR_SLOWER`] times the faster's time.
+const TRY_FAR_SLOWER_EVERY: u32 = 32;
+const FAR_SLOWER: f64 = 1.25;
+/// Weight of a new plan's time in the moving mean of its way.
+const NEW_TIME_WEIGHT: f64 = 0.25;
+/// A plan's time is kept only if it read at least this many pages, a quarter of them misses.
+const MIN_TIMED_PAGES: u64 = 64;
+
 thread_local! {
     static LAST_CHAIN_COLD: Cell<bool> = const { Cell::new(false) };
+    static CHOICE: Cell<HintChoice> = const { Cell::new(HintChoice::new()) };
+}
+
+/// Hinted or plain reads for the next cold plan, from the time per page that cold plans took
+/// each way in this backend (moving means). Each way is tried once first, hinted first; then
+/// the faster is chosen, and the other once every [`TRY_OTHER_EVERY`] plans (every
+/// [`TRY_FAR_SLOWER_EVERY`] when it is far slower), so that a change of disk or load is seen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HintChoice {
+    /// Nanoseconds per page: plain reads `[0]`, hinted `[1]`.
+    mean: [Option<f64>; 2],
+    /// Plans chosen since the slower way was last tried.
+    since_other: u32,
+}
+
+impl Default for HintChoice {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HintChoice {
+    pub const fn new() -> Self {
+        HintChoice {
+            mean: [None, None],
+            since_other: 0,
+        }
+    }
+
+    /// Whether the next cold plan is hinted.
+    pub fn choose(&mut self) -> bool {
+        let (Some(plain), Some(hinted)) = (self.mean[0], self.mean[1]) else {
+            return self.mean[1].is_none();
+        };
+        let faster = hinted <= plain;
+        let every = if hinted.max(plain) > FAR_SLOWER * hinted.min(plain) {
+            TRY_FAR_SLOWER_EVERY
+        } else {
+            TRY_OTHER_EVERY
+        };
+        self.since_other += 1;
+        if self.since_other >= every {
+            self.since_other = 0;
+            return !faster;
+        }
+        faster
+    }
+
+    /// A cold plan read `hinted` or plain took `ns_per_page`.
+    pub fn record(&mut self, hinted: bool, ns_per_page: f64) {
+        let mean = &mut self.mean[usize::from(hinted)];
+        *mean = Some(match *mean {
+            None => ns_per_page,
+            Some(m) => m + (ns_per_page - m) * NEW_TIME_WEIGHT,
+        });
+    }
+}
+
+/// A plan being timed: whether it is hinted, whether it read cold, when it began, and the
+/// counters then.
+#[derive(Clone, Copy, Debug)]
+struct TimedPlan {
+    hinted: bool,
+    cold: bool,
+    began: Instant,
+    blocks: u64,
+    reads: u64,
 }
 
 /// One hint: blocks `first..end`, of which `read` have been read.
@@ -77,6 +160,13 @@ pub struct ChainHints {
     sequential: bool,
     /// Reads a read stream started that no page it returned has been counted for yet.
     streamed_ahead: u64,
+    /// Cold plans choose between hinted and plain reads by their time ([`HintChoice`]).
+    choosing: bool,
+    /// This plan reads without hints.
+    plain: bool,
+    timed_plan: Option<TimedPlan>,
+    /// The current plan has read while cold.
+    plan_read_cold: bool,
     pub counters: IoCounters,
 }
 
@@ -101,8 +191,29 @@ impl ChainHints {
             current_hinted: false,
             sequential: false,
             streamed_ahead: 0,
+            choosing: false,
+            plain: false,
+            timed_plan: None,
+            plan_read_cold: false,
             counters: IoCounters::default(),
         }
+    }
+
+    /// For scans that read chains the kernel may already read ahead: each plan is read hinted
+    /// or plain as [`HintChoice`] says, and timed if it reads cold.
+    pub fn choosing_by_time(mut self) -> Self {
+        self.choosing = true;
+        self
+    }
+
+    /// Whether the current plan has read anything while cold.
+    pub fn plan_read_cold(&self) -> bool {
+        self.plan_read_cold
+    }
+
+    /// Whether the current plan reads without hints.
+    pub fn reads_plainly(&self) -> bool {
+        self.plain
     }
 
     /// For a pass over a relation in block order: every read that misses shared buffers turns
@@ -133,10 +244,40 @@ impl ChainHints {
         if let Some(&(first, _)) = self.chains.first() {
             self.hint_next = first.saturating_add(1);
         }
+        if self.choosing && self.enabled && !self.chains.is_empty() {
+            let hinted = CHOICE.with(|c| {
+                let mut choice = c.get();
+                let hinted = choice.choose();
+                c.set(choice);
+                hinted
+            });
+            self.plain = !hinted;
+            self.timed_plan = Some(TimedPlan {
+                hinted,
+                cold: self.is_cold(),
+                began: Instant::now(),
+                blocks: self.counters.blocks,
+                reads: self.counters.reads,
+            });
+        }
     }
 
-    /// Ends the current plan (pending hints are counted unused).
+    /// Ends the current plan (pending hints are counted unused; a timed plan's time is kept).
     pub fn finish_plan(&mut self) {
+        if let Some(plan) = self.timed_plan.take() {
+            let pages = self.counters.blocks - plan.blocks;
+            let reads = self.counters.reads - plan.reads;
+            if plan.cold && pages >= MIN_TIMED_PAGES && reads * 4 >= pages {
+                let ns = plan.began.elapsed().as_nanos() as f64 / pages as f64;
+                CHOICE.with(|c| {
+                    let mut choice = c.get();
+                    choice.record(plan.hinted, ns);
+                    c.set(choice);
+                });
+            }
+        }
+        self.plain = false;
+        self.plan_read_cold = false;
         self.counters.unused += self.runs.iter().map(Run::unread).sum::<u64>();
         self.runs.clear();
         self.chains.clear();
@@ -168,6 +309,12 @@ impl ChainHints {
             }
         };
         if self.is_cold() {
+            self.plan_read_cold = true;
+            if let Some(plan) = self.timed_plan.as_mut() {
+                plan.cold = true;
+            }
+        }
+        if self.is_cold() && !self.plain {
             let mut ahead = ahead;
             while ahead < self.budget {
                 let Some((first, count)) = self.next_run() else {
@@ -557,5 +704,88 @@ mod tests {
         h.plan([(0, 29)]);
         walk(&mut h, &(0..30).collect::<Vec<_>>(), |_| false, true);
         assert!(!h.is_cold());
+    }
+    #[test]
+    fn hint_choice_tries_both_ways_then_keeps_the_faster_and_retries_the_other() {
+        let mut choice = HintChoice::new();
+        assert!(choice.choose(), "hinted first");
+        choice.record(true, 3_000.0);
+        assert!(!choice.choose(), "then plain");
+        choice.record(false, 2_000.0);
+        // Plain is far faster: chosen, except once every TRY_FAR_SLOWER_EVERY plans.
+        let picks: Vec<bool> = (0..3 * TRY_FAR_SLOWER_EVERY)
+            .map(|_| choice.choose())
+            .collect();
+        assert_eq!(picks.iter().filter(|&&h| h).count(), 3);
+        assert!(picks[..TRY_FAR_SLOWER_EVERY as usize - 1]
+            .iter()
+            .all(|&h| !h));
+        // Close: the other way is tried every TRY_OTHER_EVERY plans.
+        for _ in 0..6 {
+            choice.record(true, 2_200.0);
+        }
+        choice.since_other = 0;
+        let picks: Vec<bool> = (0..3 * TRY_OTHER_EVERY).map(|_| choice.choose()).collect();
+        assert_eq!(picks.iter().filter(|&&h| h).count(), 3);
+        // The disk changes: hinted plans turn faster, and once tried enough they win.
+        let mut hinted_chosen = 0;
+        for _ in 0..10 * TRY_FAR_SLOWER_EVERY {
+            let hinted = choice.choose();
+            hinted_chosen += u32::from(hinted);
+            choice.record(hinted, if hinted { 1_000.0 } else { 2_000.0 });
+        }
+        assert!(choice.choose() || choice.choose(), "hinted is chosen again");
+        assert!(hinted_chosen > 5 * TRY_FAR_SLOWER_EVERY);
+    }
+
+    #[test]
+    fn plain_plans_hint_nothing_and_only_cold_plans_are_timed() {
+        let set = |mean: [Option<f64>; 2]| {
+            CHOICE.with(|c| {
+                c.set(HintChoice {
+                    mean,
+                    since_other: 0,
+                })
+            })
+        };
+        let chain: Vec<BlockNumber> = (100..400).collect();
+        // Plain is known to be faster: a cold plan reads without hints.
+        set([Some(1_000.0), Some(5_000.0)]);
+        let mut h = ChainHints::new(true, 4, 8).choosing_by_time();
+        h.cold = true;
+        h.plan([(100, 399)]);
+        assert!(h.reads_plainly());
+        let (hinted, _) = walk(&mut h, &chain, |_| true, true);
+        assert!(hinted.is_empty());
+        h.finish_plan();
+        assert!(!h.reads_plainly());
+        let after = CHOICE.with(Cell::get);
+        assert_ne!(after.mean[0], Some(1_000.0), "the plain plan was timed");
+        assert_eq!(after.mean[1], Some(5_000.0));
+        // Hinted is faster: the same plan is hinted.
+        set([Some(5_000.0), Some(1_000.0)]);
+        let mut h = ChainHints::new(true, 4, 8).choosing_by_time();
+        h.cold = true;
+        h.plan([(100, 399)]);
+        assert!(!h.reads_plainly());
+        let (hinted, _) = walk(&mut h, &chain, |_| true, true);
+        assert_eq!(blocks(&hinted), (101..400).collect::<Vec<_>>());
+        // A resident plan hints nothing and is not timed.
+        set([None, None]);
+        let mut h = ChainHints::new(true, 4, 8).choosing_by_time();
+        h.cold = false;
+        h.plan([(100, 399)]);
+        let (hinted, timed) = walk(&mut h, &chain, |_| false, true);
+        h.finish_plan();
+        assert!(hinted.is_empty());
+        assert_eq!(timed, 0);
+        assert_eq!(CHOICE.with(Cell::get), HintChoice::new());
+        // Without choosing_by_time (hnsw's vacuum passes) plans are never plain.
+        set([Some(1_000.0), Some(5_000.0)]);
+        let mut h = ChainHints::new(true, 4, 8);
+        h.cold = true;
+        h.plan([(100, 399)]);
+        assert!(!h.reads_plainly());
+        set([None, None]);
     }
 }

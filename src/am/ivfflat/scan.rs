@@ -17,7 +17,9 @@
 //! list after list in reading order, and [`vector_io::ChainHints`] hints the planned pages
 //! ahead of the reads within `effective_io_concurrency` once reads come from a device (never
 //! while the index is resident). The chain itself is still followed page by page, so a wrong
-//! guess only costs a hint. When the reads were cold, the table blocks of the next rows are
+//! guess only costs a hint. Where the kernel's read-ahead streams the lists faster than
+//! hinted reads do, cold batches are read plainly ([`vector_io::chain::HintChoice`] times
+//! both ways in each backend). When the reads were cold, the table blocks of the next rows are
 //! hinted as well. A list found in the kernel's page cache reads its range through a read
 //! stream instead ([`entries::read_list`]). `ivfflat.io_method = off` turns all of it off;
 //! results never change.
@@ -334,7 +336,8 @@ pub unsafe extern "C-unwind" fn begin_scan(
             options::io_prefetch(),
             RelationBlocks::new(rel, false).platform().io_concurrency,
             Relation::combine_limit(),
-        ),
+        )
+        .choosing_by_time(),
         nblocks: 0,
         lists_read: 0,
         heap_hints: None,

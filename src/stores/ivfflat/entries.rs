@@ -65,12 +65,13 @@ fn bad_entry(rel: Relation, block: BlockNumber, offset: OffsetNumber) -> ! {
 /// and offset order, through `strategy`; `hints` reads ahead along the plan it was given
 /// when the reads come from a device (and times reads only when it asks to).
 ///
-/// `stream_to` is the list's guessed last page. When the reader is not cold and the first
-/// page missed shared buffers without a device's delay (the list is in the kernel's page
-/// cache), the rest of that range is read through a read stream, whose I/O workers copy and
-/// checksum the pages while this backend compares vectors. Cold lists keep the hinted reads
-/// page by page, which read exactly the list's pages (a stream's reads set off the kernel's
-/// own read-ahead, twice the bytes here), and resident lists the plain reads.
+/// `stream_to` is the list's guessed last page. When the reader is not cold, has not been
+/// during this plan, and the first page missed shared buffers without a device's delay (the
+/// list is in the kernel's page cache), the rest of that range is read through a read
+/// stream, whose I/O workers copy and checksum the pages while this backend compares
+/// vectors. Plans that read cold keep the hinted or plain reads page by page (there a stream
+/// measured slower than plain reads that the kernel reads ahead for), and resident lists the
+/// plain reads.
 pub fn read_list(
     rel: Relation,
     start: BlockNumber,
@@ -90,8 +91,10 @@ pub fn read_list(
             let started = Instant::now();
             let reads = hints.counters.reads;
             let guard = read_chain_page(rel, block, ReadMode::Shared, strategy, hints);
-            let page_cache =
-                !cold && hints.counters.reads > reads && started.elapsed() < DEVICE_READ;
+            let page_cache = !cold
+                && !hints.plan_read_cold()
+                && hints.counters.reads > reads
+                && started.elapsed() < DEVICE_READ;
             if let Some(last) = stream_to.filter(|_| page_cache) {
                 stream.begin(start + 1, last, hints);
             }
