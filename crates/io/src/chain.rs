@@ -22,7 +22,7 @@
 //!   read-ahead streams a contiguous chain, plain reads can beat hinted ones (advisory reads
 //!   cost a system call each, and allocate and reclaim page cache in the caller). A reader
 //!   built [`ChainHints::choosing_by_time`] reads each plan hinted or plain, times the plans
-//!   that read cold, and reads the next plans the way that took less time per page, trying
+//!   from their first cold read (no clock is read before), and reads the next plans the way that took less time per page, trying
 //!   the other way now and then. (Warm, neither way hints.)
 
 use crate::counters::IoCounters;
@@ -107,15 +107,12 @@ impl HintChoice {
     }
 }
 
-/// A plan being timed: whether it is hinted, whether it read cold, when it began, and the
-/// counters then.
+/// A plan being timed: whether it is hinted, and from its first cold read on (the clock is
+/// not read before), when that was and the counters then.
 #[derive(Clone, Copy, Debug)]
 struct TimedPlan {
     hinted: bool,
-    cold: bool,
-    began: Instant,
-    blocks: u64,
-    reads: u64,
+    cold_since: Option<(Instant, u64, u64)>,
 }
 
 /// One hint: blocks `first..end`, of which `read` have been read.
@@ -254,24 +251,25 @@ impl ChainHints {
             self.plain = !hinted;
             self.timed_plan = Some(TimedPlan {
                 hinted,
-                cold: self.is_cold(),
-                began: Instant::now(),
-                blocks: self.counters.blocks,
-                reads: self.counters.reads,
+                cold_since: None,
             });
         }
     }
 
     /// Ends the current plan (pending hints are counted unused; a timed plan's time is kept).
     pub fn finish_plan(&mut self) {
-        if let Some(plan) = self.timed_plan.take() {
-            let pages = self.counters.blocks - plan.blocks;
-            let reads = self.counters.reads - plan.reads;
-            if plan.cold && pages >= MIN_TIMED_PAGES && reads * 4 >= pages {
-                let ns = plan.began.elapsed().as_nanos() as f64 / pages as f64;
+        if let Some(TimedPlan {
+            hinted,
+            cold_since: Some((began, blocks, reads)),
+        }) = self.timed_plan.take()
+        {
+            let pages = self.counters.blocks - blocks;
+            let reads = self.counters.reads - reads;
+            if pages >= MIN_TIMED_PAGES && reads * 4 >= pages {
+                let ns = began.elapsed().as_nanos() as f64 / pages as f64;
                 CHOICE.with(|c| {
                     let mut choice = c.get();
-                    choice.record(plan.hinted, ns);
+                    choice.record(hinted, ns);
                     c.set(choice);
                 });
             }
@@ -311,7 +309,10 @@ impl ChainHints {
         if self.is_cold() {
             self.plan_read_cold = true;
             if let Some(plan) = self.timed_plan.as_mut() {
-                plan.cold = true;
+                if plan.cold_since.is_none() {
+                    plan.cold_since =
+                        Some((Instant::now(), self.counters.blocks, self.counters.reads));
+                }
             }
         }
         if self.is_cold() && !self.plain {
