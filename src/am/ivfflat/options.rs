@@ -111,7 +111,7 @@ pub fn init() {
         pg_sys::DefineCustomEnumVariable(
             c"ivfflat.io_method".as_ptr(),
             c"Sets how ivfflat scans read the pages of their lists".as_ptr(),
-            c"prefetch hints the pages ahead of the reads within effective_io_concurrency once they come from a device, and reads lists found in the page cache through read streams; off reads one page at a time.".as_ptr(),
+            c"prefetch hints the pages ahead of the reads within effective_io_concurrency once they come from a device (unless plain reads have been faster in this session), and reads lists found in the page cache through read streams; off reads one page at a time.".as_ptr(),
             IO_METHOD.as_ptr(),
             IO_PREFETCH,
             IO_METHOD_OPTIONS.0.as_ptr(),
