@@ -22,8 +22,9 @@
 //!   read-ahead streams a contiguous chain, plain reads can beat hinted ones (advisory reads
 //!   cost a system call each, and allocate and reclaim page cache in the caller). A reader
 //!   built [`ChainHints::choosing_by_time`] reads each plan hinted or plain, times the plans
-//!   from their first cold read (no clock is read before), and reads the next plans the way that took less time per page, trying
-//!   the other way now and then. (Warm, neither way hints.)
+//!   from their first cold read (no clock is read before), and reads the next plans the way
+//!   that took less time per page, trying the other way now and then. (Warm, neither way
+//!   hints.)
 
 use crate::counters::IoCounters;
 use crate::reader::DEVICE_READ;
@@ -52,7 +53,7 @@ thread_local! {
     static CHOICE: Cell<HintChoice> = const { Cell::new(HintChoice::new()) };
 }
 
-/// Hinted or plain reads for the next cold plan, from the time per page that cold plans took
+/// Hinted or plain reads for the next plan, from the time per page that cold plans took
 /// each way in this backend (moving means). Each way is tried once first, hinted first; then
 /// the faster is chosen, and the other once every [`TRY_OTHER_EVERY`] plans (every
 /// [`TRY_FAR_SLOWER_EVERY`] when it is far slower), so that a change of disk or load is seen.
@@ -78,7 +79,7 @@ impl HintChoice {
         }
     }
 
-    /// Whether the next cold plan is hinted.
+    /// Whether the next plan is hinted (it matters only if the plan reads cold).
     pub fn choose(&mut self) -> bool {
         let (Some(plain), Some(hinted)) = (self.mean[0], self.mean[1]) else {
             return self.mean[1].is_none();
@@ -706,6 +707,7 @@ mod tests {
         walk(&mut h, &(0..30).collect::<Vec<_>>(), |_| false, true);
         assert!(!h.is_cold());
     }
+
     #[test]
     fn hint_choice_tries_both_ways_then_keeps_the_faster_and_retries_the_other() {
         let mut choice = HintChoice::new();
