@@ -19,12 +19,12 @@
 //!   The lists counted for a member are its own and those of its [`NEIGHBOR_LISTS`] nearest
 //!   neighbors (links mostly go both ways, so these are lists that name it, found without a
 //!   reverse index). Counting all its neighbors' lists found 1.3% fewer blocks again but cost a
-//!   100k × 384 build 1 s in 24 instead of 0.2. Ties go to the candidate met
-//!   first, the anchor's nearest neighbors first. A page ends when
-//!   [`MISSES_BEFORE_FULL`] candidates in a row would need a new page (elements differ in size
-//!   with their level, so a smaller one may still fit). On real 384-dimensional sentence
-//!   embeddings this read 6% fewer blocks a cold query than filling each page with the
-//!   anchor's neighbors breadth-first (`crates/io/examples/placement_blocks.rs`).
+//!   100k × 384 build 1 s in 24 instead of 0.2. Ties go to the candidate met first, the
+//!   anchor's nearest neighbors first. A page ends when [`MISSES_BEFORE_FULL`] candidates in
+//!   a row would need a new page (elements differ in size with their level, so a smaller one
+//!   may still fit). On real 384-dimensional sentence embeddings this read 6% fewer blocks a
+//!   cold query than filling each page with the anchor's neighbors breadth-first
+//!   (`crates/io/examples/placement_blocks.rs`).
 
 use std::collections::TryReserveError;
 
