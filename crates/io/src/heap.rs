@@ -9,9 +9,49 @@ use std::time::Duration;
 /// How many rows past the one being returned a scan asks the table for, once `returned`
 /// rows were handed out, with at most `budget` reads in flight. It starts at one and grows by
 /// one every two rows: a `LIMIT k` query then wastes about `k / 2` reads at most, while a long
-/// scan reaches the full budget.
-pub fn heap_lookahead_distance(returned: usize, budget: usize) -> usize {
-    budget.min(1 + returned / 2)
+/// scan reaches the full budget. Where the backend's recent scans all handed out at least
+/// `expected` rows ([`RecentScans`]), it asks at once for the rows up to that count: a
+/// repeated `LIMIT k` query has all its rows' reads in flight together from its first row.
+pub fn heap_lookahead_distance(returned: usize, budget: usize, expected: Option<usize>) -> usize {
+    let growing = 1 + returned / 2;
+    let to_expected = expected.map_or(0, |rows| rows.saturating_sub(returned));
+    budget.min(growing.max(to_expected))
+}
+
+/// How many scans' row counts [`RecentScans`] keeps.
+pub const RECENT_SCANS: usize = 4;
+
+/// The rows this backend's last few index scans (or rescans) handed out. Applications repeat
+/// their queries, so the fewest of them is the number of rows the next scan is expected to
+/// hand out: the `LIMIT`, which an index scan is never told. Asking for more rows than the
+/// query fetches costs a read each, so the expectation is the smallest recent count, and
+/// there is none before two scans ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecentScans {
+    rows: [u32; RECENT_SCANS],
+    recorded: u8,
+    next: u8,
+}
+
+impl RecentScans {
+    /// A scan ended (or was restarted) after handing out `rows` rows; scans that handed out
+    /// none are not counted.
+    pub fn record(&mut self, rows: usize) {
+        if rows == 0 {
+            return;
+        }
+        self.rows[usize::from(self.next)] = u32::try_from(rows).unwrap_or(u32::MAX);
+        self.next = (self.next + 1) % RECENT_SCANS as u8;
+        self.recorded = (self.recorded + 1).min(RECENT_SCANS as u8);
+    }
+
+    /// The rows the next scan is expected to hand out.
+    pub fn expected(&self) -> Option<usize> {
+        (self.recorded >= 2).then(|| {
+            let kept = &self.rows[..usize::from(self.recorded)];
+            kept.iter().copied().min().unwrap_or(0) as usize
+        })
+    }
 }
 
 /// Tells from the gaps between an index scan's rows whether the executor's table fetches go
@@ -51,11 +91,17 @@ thread_local! {
         slow_in_a_row: 0,
         slow: false,
     }) };
+    static RECENT: Cell<RecentScans> = const { Cell::new(RecentScans {
+        rows: [0; RECENT_SCANS],
+        recorded: 0,
+        next: 0,
+    }) };
 }
 
-/// Forgets what this thread's last scan saw of its table (a new backend).
+/// Forgets what this thread's last scans saw of their table (a new backend).
 pub(crate) fn forget_table_watch() {
     LAST_WATCH.with(|last| last.set(TableFetchWatch::default()));
+    RECENT.with(|recent| recent.set(RecentScans::default()));
 }
 
 impl TableFetchWatch {
@@ -127,6 +173,10 @@ pub struct HeapRowHints<S: BlockSource> {
     /// `hinted` when the scan was last asked for a row.
     hinted_before_call: usize,
     watch: TableFetchWatch,
+    /// Rows handed out since the scan began or was restarted.
+    handed_out: usize,
+    /// Rows this scan is expected to hand out, from the backend's recent scans.
+    expected: Option<usize>,
     /// Rows (their place in the order returned) whose heap block was hinted, not found in
     /// shared buffers: their values are looked up once that read has had a call to complete.
     deferred: VecDeque<(usize, TableRow)>,
@@ -151,6 +201,8 @@ impl<S: BlockSource> HeapRowHints<S> {
             last_result: Prefetched::NotStarted,
             hinted_before_call: 0,
             watch: LAST_WATCH.with(Cell::get),
+            handed_out: 0,
+            expected: RECENT.with(Cell::get).expected(),
             deferred: VecDeque::new(),
             issued: 0,
         }
@@ -158,6 +210,8 @@ impl<S: BlockSource> HeapRowHints<S> {
 
     /// A rescan starts numbering rows again (the table stays as slow as it was seen).
     pub fn restart(&mut self) {
+        self.record_scan();
+        self.expected = RECENT.with(Cell::get).expected();
         self.hinted = 0;
         self.last_block = None;
         self.last_result = Prefetched::NotStarted;
@@ -176,10 +230,27 @@ impl<S: BlockSource> HeapRowHints<S> {
     /// The scan hands out its `returned`th row (the executor fetches it before asking for
     /// the next).
     pub fn row_returned(&mut self, returned: usize) {
+        self.handed_out = self.handed_out.max(returned);
         let hinted = self.hinted_before_call >= returned;
         let now = self.watch.timing().then(|| self.heap.clock());
         let reads = self.heap.usage().reads;
         self.watch.row_returned(now, reads, hinted);
+    }
+
+    /// How many rows past the `returned` handed out to ask the table for
+    /// ([`heap_lookahead_distance`]).
+    pub fn distance(&self, returned: usize) -> usize {
+        heap_lookahead_distance(returned, self.budget, self.expected)
+    }
+
+    /// Adds the rows handed out so far to the backend's recent scans.
+    fn record_scan(&mut self) {
+        let rows = std::mem::take(&mut self.handed_out);
+        RECENT.with(|recent| {
+            let mut scans = recent.get();
+            scans.record(rows);
+            recent.set(scans);
+        });
     }
 
     /// The table's block source (the simulator fetches the rows through it).
@@ -219,7 +290,7 @@ impl<S: BlockSource> HeapRowHints<S> {
                 self.issued += out_of_line(next);
             }
         }
-        let until = returned + heap_lookahead_distance(returned, self.budget);
+        let until = returned + self.distance(returned);
         if self.hinted >= until {
             return;
         }
@@ -252,6 +323,7 @@ pub struct TableRow {
 
 impl<S: BlockSource> Drop for HeapRowHints<S> {
     fn drop(&mut self) {
+        self.record_scan();
         self.watch.restart();
         LAST_WATCH.with(|last| last.set(self.watch));
     }
@@ -362,9 +434,52 @@ mod tests {
 
     #[test]
     fn distance_grows_one_every_two_rows_up_to_the_budget() {
-        let distances: Vec<usize> = (1..=8).map(|r| heap_lookahead_distance(r, 3)).collect();
+        let distances: Vec<usize> = (1..=8)
+            .map(|r| heap_lookahead_distance(r, 3, None))
+            .collect();
         assert_eq!(distances, vec![1, 2, 2, 3, 3, 3, 3, 3]);
-        assert_eq!(heap_lookahead_distance(1000, 16), 16);
-        assert_eq!(heap_lookahead_distance(5, 0), 0);
+        assert_eq!(heap_lookahead_distance(1000, 16, None), 16);
+        assert_eq!(heap_lookahead_distance(5, 0, None), 0);
+    }
+
+    #[test]
+    fn an_expected_count_asks_for_all_its_rows_at_once_within_the_budget() {
+        let distances: Vec<usize> = (1..=12)
+            .map(|r| heap_lookahead_distance(r, 16, Some(10)))
+            .collect();
+        // Rows 1..9 from the first row on; past the expected count it grows as before.
+        assert_eq!(distances, vec![9, 8, 7, 6, 5, 4, 4, 5, 5, 6, 6, 7]);
+        assert_eq!(
+            heap_lookahead_distance(1, 4, Some(10)),
+            4,
+            "the budget caps it"
+        );
+        assert_eq!(heap_lookahead_distance(1, 16, Some(1)), 1);
+    }
+
+    #[test]
+    fn the_expected_count_is_the_fewest_rows_of_the_last_scans() {
+        let mut recent = RecentScans::default();
+        assert_eq!(recent.expected(), None);
+        recent.record(10);
+        assert_eq!(recent.expected(), None, "one scan is no pattern");
+        recent.record(0);
+        assert_eq!(
+            recent.expected(),
+            None,
+            "a scan without rows is not counted"
+        );
+        recent.record(25);
+        assert_eq!(recent.expected(), Some(10));
+        recent.record(5);
+        recent.record(40);
+        assert_eq!(recent.expected(), Some(5));
+        // The 10, 25 and 5 are pushed out by newer scans.
+        for _ in 0..3 {
+            recent.record(40);
+        }
+        assert_eq!(recent.expected(), Some(40));
+        recent.record(usize::MAX);
+        assert_eq!(recent.expected(), Some(40));
     }
 }

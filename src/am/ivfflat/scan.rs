@@ -46,7 +46,7 @@ use crate::stores::ivfflat::lists;
 use pgrx::{pg_guard, pg_sys};
 use std::collections::VecDeque;
 use std::ffi::c_int;
-use vector_io::{heap_lookahead_distance, BlockSource, ChainHints, HeapRowHints, TableRow};
+use vector_io::{BlockSource, ChainHints, HeapRowHints, TableRow};
 use vector_ivf::order::{BatchOrder, Next};
 
 /// Everything one index scan keeps between calls.
@@ -75,7 +75,6 @@ struct ScanState {
     lists_read: u64,
     /// Table read-ahead of cold scans: the next rows, taken from the sort ahead of time.
     heap_hints: Option<HeapRowHints<RelationBlocks>>,
-    heap_budget: usize,
     /// The indexed column's out-of-line values, if it has any (made with `heap_hints`).
     toast: Option<ToastedColumn>,
     ahead: VecDeque<pg_sys::ItemPointerData>,
@@ -234,9 +233,7 @@ impl ScanState {
         if self.heap_hints.is_none() && self.hints.enabled() && !heap.is_null() {
             // SAFETY: index_beginscan set heapRelation, open for as long as the scan.
             let rel = unsafe { Relation::from_raw(heap, Fork::Main) };
-            let mut blocks = RelationBlocks::new(rel, false);
-            self.heap_budget = blocks.platform().io_concurrency;
-            self.heap_hints = Some(HeapRowHints::new(blocks));
+            self.heap_hints = Some(HeapRowHints::new(RelationBlocks::new(rel, false)));
             // SAFETY: the scan's relations and snapshot, open and live as long as the scan.
             self.toast = unsafe {
                 ToastedColumn::of_index(heap, (*scan).indexRelation, (*scan).xs_snapshot)
@@ -246,13 +243,12 @@ impl ScanState {
     }
 
     /// After cold reads or slow table fetches: takes the next rows from the sort ahead of
-    /// time and hints their table blocks (at most the table's I/O concurrency of them,
-    /// growing as rows are returned).
+    /// time and hints their table blocks (at most the table's I/O concurrency of them, as
+    /// many as the backend's recent scans handed out, else growing as rows are returned).
     fn hint_next_rows(&mut self) {
-        if self.heap_hints.is_none() {
+        let Some(want) = self.heap_hints.as_ref().map(|h| h.distance(self.returned)) else {
             return;
-        }
-        let want = heap_lookahead_distance(self.returned, self.heap_budget);
+        };
         while self.ahead.len() < want {
             let Some(tid) = self.pull() else {
                 break;
@@ -341,7 +337,6 @@ pub unsafe extern "C-unwind" fn begin_scan(
         nblocks: 0,
         lists_read: 0,
         heap_hints: None,
-        heap_budget: 0,
         toast: None,
         ahead: VecDeque::new(),
         returned: 0,
