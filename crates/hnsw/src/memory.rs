@@ -339,8 +339,14 @@ impl GraphWrite for InMemoryGraph {
         self.vectors[element.id as usize].clone()
     }
 
-    fn pair_distance(&mut self, a: &Candidate<u32, ()>, b: &Candidate<u32, ()>) -> f64 {
-        (self.distance)(&self.vectors[a.id as usize], &self.vectors[b.id as usize])
+    type ValueRef = u32;
+
+    fn value_ref(&mut self, element: &Candidate<u32, ()>) -> u32 {
+        element.id
+    }
+
+    fn ref_distance(&self, a: u32, b: u32) -> f64 {
+        (self.distance)(&self.vectors[a as usize], &self.vectors[b as usize])
     }
 
     fn add_element(

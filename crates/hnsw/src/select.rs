@@ -46,19 +46,27 @@ fn furthest_first<Id: Ord, Meta>(a: &Candidate<Id, Meta>, b: &Candidate<Id, Meta
 }
 
 /// True when `e` is strictly closer to the base than to every element of
-/// `selected`.
+/// `selected`. `refs[i]` is where the value of `selected[i]` is, once looked
+/// up; values are looked up only when first compared.
 fn closer_than_selected<S: GraphWrite>(
     store: &mut S,
     e: &Candidate<S::Id, S::Meta>,
     selected: &[Candidate<S::Id, S::Meta>],
-) -> bool {
+    refs: &mut [Option<S::ValueRef>],
+) -> (bool, Option<S::ValueRef>) {
+    if selected.is_empty() {
+        return (true, None);
+    }
     let own = key(e.distance);
+    let at = store.value_ref(e);
     // pgvector rejects when `between <= own`; anything else (greater, or
     // NaN on either side) keeps the candidate.
-    selected.iter().all(|r| {
-        let between = key(store.pair_distance(e, r));
+    let closer = selected.iter().zip(refs.iter_mut()).all(|(r, r_at)| {
+        let r_at = *r_at.get_or_insert_with(|| store.value_ref(r));
+        let between = key(store.ref_distance(at, r_at));
         matches!(between.partial_cmp(&own), Some(Ordering::Greater) | None)
-    })
+    });
+    (closer, Some(at))
 }
 
 /// Selects up to `lm` neighbors from `candidates` (furthest first unless
@@ -82,11 +90,14 @@ pub fn select_neighbors<S: GraphWrite>(
     }
 
     let mut selected = Vec::with_capacity(lm);
+    let mut refs = Vec::with_capacity(lm);
     let mut rejected = Vec::new();
     while selected.len() < lm {
         let Some(e) = pending.pop() else { break };
-        if closer_than_selected(store, &e, &selected) {
+        let (closer, at) = closer_than_selected(store, &e, &selected, &mut refs);
+        if closer {
             selected.push(e);
+            refs.push(at);
         } else {
             rejected.push(e);
         }

@@ -188,12 +188,25 @@ pub trait GraphWrite: GraphStore {
     /// list is re-selected).
     fn value(&mut self, element: &Candidate<Self::Id, Self::Meta>) -> Self::Value;
 
-    /// Distance between two loaded elements (neighbor selection).
+    /// Where a loaded element's value is, for distances between elements: a neighbor
+    /// selection looks each candidate up once and compares it with many others.
+    type ValueRef: Copy;
+
+    /// The value of a loaded element, as [`GraphWrite::ref_distance`] takes it.
+    fn value_ref(&mut self, element: &Candidate<Self::Id, Self::Meta>) -> Self::ValueRef;
+
+    /// Distance between two elements' values (neighbor selection).
+    fn ref_distance(&self, a: Self::ValueRef, b: Self::ValueRef) -> f64;
+
+    /// Distance between two loaded elements.
     fn pair_distance(
         &mut self,
         a: &Candidate<Self::Id, Self::Meta>,
         b: &Candidate<Self::Id, Self::Meta>,
-    ) -> f64;
+    ) -> f64 {
+        let (a, b) = (self.value_ref(a), self.value_ref(b));
+        self.ref_distance(a, b)
+    }
 
     /// Stores a new element with its neighbor lists (`neighbors[layer]`, one
     /// list per layer `0..=element.level`, each neighbor with its distance to

@@ -637,9 +637,15 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
         Value::from_bytes(self.value_bytes(element.id))
     }
 
-    fn pair_distance(&mut self, a: &Candidate<u32, ()>, b: &Candidate<u32, ()>) -> f64 {
+    type ValueRef = u32;
+
+    fn value_ref(&mut self, element: &Candidate<u32, ()>) -> u32 {
+        element.id
+    }
+
+    fn ref_distance(&self, a: u32, b: u32) -> f64 {
         self.support
-            .pair_distance(self.value_bytes(a.id), self.value_bytes(b.id))
+            .pair_distance(self.value_bytes(a), self.value_bytes(b))
     }
 
     fn add_element(

@@ -31,7 +31,7 @@ use crate::stores::hnsw::format::{
     tuple_kind, ElementMut, ElementView, NeighborMut, PageOpaque, TupleKind, HEAD_BLKNO,
 };
 use crate::stores::hnsw::page_graph::{Element, ElementId, ElementMeta};
-use crate::stores::hnsw::page_graph_write::{read_neighbor_slots, PageGraphWriter};
+use crate::stores::hnsw::page_graph_write::{read_neighbor_slots, CachedValue, PageGraphWriter};
 use pgrx::pg_sys;
 
 use vector_hnsw::storage::{
@@ -243,8 +243,14 @@ impl GraphWrite for VacuumGraph {
         self.writer.value(element)
     }
 
-    fn pair_distance(&mut self, a: &Element, b: &Element) -> f64 {
-        self.writer.pair_distance(a, b)
+    type ValueRef = CachedValue;
+
+    fn value_ref(&mut self, element: &Element) -> CachedValue {
+        self.writer.value_ref(element)
+    }
+
+    fn ref_distance(&self, a: CachedValue, b: CachedValue) -> f64 {
+        self.writer.ref_distance(a, b)
     }
 
     fn add_element(

@@ -132,10 +132,12 @@ struct ValueCache {
     /// Element -> (first word, length in bytes).
     index: HashMap<ElementId, (usize, usize), BuildHasherDefault<TidHasher>>,
     words: Vec<u64>,
-    /// The first element of the last pair distance (neighbor selection compares one candidate
-    /// with several others in a row).
-    last_pair: Option<(ElementId, (usize, usize))>,
 }
+
+/// Where a value is in a writer's value cache (first word, length in bytes); valid until the
+/// insert or repair it was read for ends.
+#[derive(Clone, Copy, Debug)]
+pub struct CachedValue((usize, usize));
 
 thread_local! {
     /// A cleared cache kept between inserts of this backend, so each insert does not grow a
@@ -165,7 +167,6 @@ impl ValueCache {
     fn clear(&mut self) {
         self.index.clear();
         self.words.clear();
-        self.last_pair = None;
     }
 
     fn find(&self, id: ElementId) -> Option<(usize, usize)> {
@@ -203,7 +204,7 @@ impl ValueCache {
     }
 }
 
-/// A cheap hash for TIDs (the cache is probed for every pair distance): the block and offset
+/// A cheap hash for TIDs (the cache is probed for every element a selection compares): the block and offset
 /// folded into one word and mixed (murmur3's finalizer).
 #[derive(Default)]
 pub struct TidHasher(u64);
@@ -660,19 +661,16 @@ impl GraphWrite for PageGraphWriter {
         Value::from_bytes(self.cached_value(element.id))
     }
 
-    fn pair_distance(&mut self, a: &Element, b: &Element) -> f64 {
-        let a = match self.values.last_pair {
-            Some((id, at)) if id == a.id => at,
-            _ => {
-                let at = self.value_at(a.id);
-                self.values.last_pair = Some((a.id, at));
-                at
-            }
-        };
-        let b = self.value_at(b.id);
+    type ValueRef = CachedValue;
+
+    fn value_ref(&mut self, element: &Element) -> CachedValue {
+        CachedValue(self.value_at(element.id))
+    }
+
+    fn ref_distance(&self, a: CachedValue, b: CachedValue) -> f64 {
         self.graph
             .support()
-            .pair_distance(self.values.bytes(a), self.values.bytes(b))
+            .pair_distance(self.values.bytes(a.0), self.values.bytes(b.0))
     }
 
     fn add_element(

@@ -173,8 +173,14 @@ impl GraphWrite for Wrapped {
         self.inner.value(element)
     }
 
-    fn pair_distance(&mut self, a: &Candidate<u32, ()>, b: &Candidate<u32, ()>) -> f64 {
-        self.inner.pair_distance(a, b)
+    type ValueRef = u32;
+
+    fn value_ref(&mut self, element: &Candidate<u32, ()>) -> u32 {
+        self.inner.value_ref(element)
+    }
+
+    fn ref_distance(&self, a: u32, b: u32) -> f64 {
+        self.inner.ref_distance(a, b)
     }
 
     fn add_element(
