@@ -65,7 +65,8 @@ run_suite() {
     cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
       tests/clients/run.sh "$work/clients"
     ;;
-  lint) cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings ;;
+  lint) cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings &&
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q ;;
   *) echo "unknown suite $1"; return 2 ;;
   esac
 }

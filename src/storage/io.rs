@@ -276,7 +276,7 @@ struct StreamQueue {
     end: usize,
 }
 
-/// A read stream over a [`StreamQueue`] (PG 17+). The queue is boxed, handed to the stream's
+/// A read stream over a `StreamQueue` (PG 17+). The queue is boxed, handed to the stream's
 /// callback as a raw pointer (so no Rust reference to it is held while the stream may call
 /// back) and freed, or given back for the next stream, when the stream has ended.
 pub struct Stream {

@@ -1,9 +1,11 @@
 //! Binary input and output (`*_recv`, `*_send`), all fields in network byte order:
 //!
+//! ```text
 //! vector:    int16 dim, int16 unused (must be 0 on input), float4 x[dim]
 //! halfvec:   int16 dim, int16 unused (must be 0 on input), half x[dim]
 //! sparsevec: int32 dim, int32 nnz, int32 unused (must be 0 on input), int32 indices[nnz]
 //!            (0-based), float4 values[nnz]
+//! ```
 //!
 //! The receivers read the message front to back and check each field as soon as pgvector
 //! does, so the first error is pgvector's; running out of bytes is `MessageTooShort` at the

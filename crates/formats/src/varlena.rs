@@ -1,11 +1,13 @@
 //! Byte layouts of the types as Postgres stores them, and checked readers over a whole
 //! detoasted varlena (its 4-byte header included). Fields are in the machine's byte order.
 //!
+//! ```text
 //! vector:    int32 vl_len_, int16 dim, int16 unused, float4 x[dim]
 //! halfvec:   int32 vl_len_, int16 dim, int16 unused, half x[dim]
 //! sparsevec: int32 vl_len_, int32 dim, int32 nnz, int32 unused, int32 indices[nnz] (0-based),
 //!            float4 values[nnz]
 //! bit:       int32 vl_len_, int32 bit length, bytes[(bit length + 7) / 8] (Postgres's VarBit)
+//! ```
 //!
 //! The readers check the counts against the byte length, so that a corrupted datum is an
 //! error instead of a slice past its end. Valid values are borrowed in place, not copied.

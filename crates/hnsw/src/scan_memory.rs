@@ -3,23 +3,23 @@
 //! pgvector stops resuming an iterative scan once `MemoryContextMemAllocated` of its scan
 //! context exceeds `work_mem * hnsw.scan_mem_multiplier`. That number is the total size of the
 //! blocks a PostgreSQL AllocSet took from malloc, so it moves in steps that depend on the exact
-//! order and sizes of every allocation and free. To stop at the same point, [`ScanMemory`]
+//! order and sizes of every allocation and free. To stop at the same point, `ScanMemory`
 //! replays the allocations pgvector makes in that context, in pgvector's order, against a model
 //! of the allocator:
 //!
-//! * [`AllocSet`]: requests up to the chunk limit (8 kB) are rounded up to a power of two (at
+//! * `AllocSet`: requests up to the chunk limit (8 kB) are rounded up to a power of two (at
 //!   least 8) and carved from the active block, each behind a chunk header; a freed chunk goes
 //!   to the free list of its size class and is reused by the next request of that class. When
 //!   the active block has no room, its rest is cut into free chunks (largest class first) and a
 //!   new block is taken: 8 kB, doubling up to 256 kB (the sizes pgvector's context is created
 //!   with), larger if the chunk needs it. Larger requests get a block of their own, given back
 //!   when freed. The first (keeper) block also holds the context header.
-//! * [`VisitedTable`]: pgvector's visited set is a `simplehash` table of index TIDs hashed with
+//! * `VisitedTable`: pgvector's visited set is a `simplehash` table of index TIDs hashed with
 //!   `murmurhash64`, and its growth (a new array twice as large, then the old one freed) is an
 //!   allocation too. Growth happens when the table reaches 90% fill, or earlier when an insert
 //!   probes more than 25 buckets or would shift more than 150 entries, so the table is
 //!   reproduced bucket by bucket (robin hood insertion, linear re-insertion on growth).
-//! * [`PgList`]: pgvector's result and entry lists are PostgreSQL `List`s, whose cell arrays
+//! * `PgList`: pgvector's result and entry lists are PostgreSQL `List`s, whose cell arrays
 //!   grow by allocation and are freed when the list is emptied.
 //!
 //! The allocations, as pgvector makes them in its scan context (x86-64 sizes):
@@ -39,7 +39,7 @@
 //!   and a result list is freed when its last element is.
 //!
 //! Nothing else pgvector allocates there is ever freed. The scan drives this model through
-//! [`Metered`], a store wrapper that sees each neighbor list read (visited-set inserts) and
+//! `Metered`, a store wrapper that sees each neighbor list read (visited-set inserts) and
 //! each batch of loaded elements, and through direct calls for the rest.
 
 use crate::storage::{Candidate, GraphLock, GraphStore};

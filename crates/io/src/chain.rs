@@ -55,8 +55,8 @@ thread_local! {
 
 /// Hinted or plain reads for the next plan, from the time per page that cold plans took
 /// each way in this backend (moving means). Each way is tried once first, hinted first; then
-/// the faster is chosen, and the other once every [`TRY_OTHER_EVERY`] plans (every
-/// [`TRY_FAR_SLOWER_EVERY`] when it is far slower), so that a change of disk or load is seen.
+/// the faster is chosen, and the other once every `TRY_OTHER_EVERY` plans (every
+/// `TRY_FAR_SLOWER_EVERY` when it is far slower), so that a change of disk or load is seen.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HintChoice {
     /// Nanoseconds per page: plain reads `[0]`, hinted `[1]`.

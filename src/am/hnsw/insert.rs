@@ -3,7 +3,7 @@
 //! The value is detoasted, checked and (for cosine operator classes) normalized; rows whose
 //! value is NULL or cannot be normalized are not indexed. The element gets a random level
 //! (`floor(-ln(U) / ln(m))`, capped so its neighbor tuple fits on a page) and is inserted with
-//! [`vector_hnsw::insert`] over the pages: under the shared update lock (exclusive when it may
+//! [`vector_hnsw::insert()`] over the pages: under the shared update lock (exclusive when it may
 //! become the entry point), neighbors are searched with `ef_construction`, the element is stored
 //! (or its heap TID joins an element with the same value) and back-links are added, each change
 //! one GenericXLog record. Several heap TIDs per element keep non-HOT updates of a row cheap.

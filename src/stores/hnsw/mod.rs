@@ -1,4 +1,4 @@
-//! The HNSW graph stores: pgvector 0.8.6's page format ([`format`]), the graph read from pages
+//! The HNSW graph stores: pgvector 0.8.6's page format ([`mod@format`]), the graph read from pages
 //! ([`page_graph`]), changed in pages ([`page_graph_write`]) and passed over by vacuum
 //! ([`page_graph_vacuum`]), and the graph a build keeps in memory ([`build_graph`]).
 

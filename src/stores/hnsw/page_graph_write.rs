@@ -613,7 +613,7 @@ impl GraphStore for PageGraphWriter {
     }
 
     /// [`PageGraph::load_with`], keeping the values of the loaded elements that the neighbor
-    /// selections that follow may compare ([`KeepFilter`]).
+    /// selections that follow may compare (`KeepFilter`).
     fn load(&mut self, query: &Value, ids: &[ElementId], out: &mut Vec<Element>) {
         let values = &mut self.values;
         let filter = &mut self.keep;
