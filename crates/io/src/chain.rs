@@ -160,8 +160,6 @@ pub struct ChainHints {
     streamed_ahead: u64,
     /// Cold plans choose between hinted and plain reads by their time ([`HintChoice`]).
     choosing: bool,
-    /// This plan reads without hints.
-    plain: bool,
     timed_plan: Option<TimedPlan>,
     /// The current plan has read while cold.
     plan_read_cold: bool,
@@ -190,7 +188,6 @@ impl ChainHints {
             sequential: false,
             streamed_ahead: 0,
             choosing: false,
-            plain: false,
             timed_plan: None,
             plan_read_cold: false,
             counters: IoCounters::default(),
@@ -211,7 +208,7 @@ impl ChainHints {
 
     /// Whether the current plan reads without hints.
     pub fn reads_plainly(&self) -> bool {
-        self.plain
+        self.timed_plan.is_some_and(|plan| !plan.hinted)
     }
 
     /// For a pass over a relation in block order: every read that misses shared buffers turns
@@ -249,7 +246,6 @@ impl ChainHints {
                 c.set(choice);
                 hinted
             });
-            self.plain = !hinted;
             self.timed_plan = Some(TimedPlan {
                 hinted,
                 cold_since: None,
@@ -275,7 +271,6 @@ impl ChainHints {
                 });
             }
         }
-        self.plain = false;
         self.plan_read_cold = false;
         self.counters.unused += self.runs.iter().map(Run::unread).sum::<u64>();
         self.runs.clear();
@@ -316,7 +311,7 @@ impl ChainHints {
                 }
             }
         }
-        if self.is_cold() && !self.plain {
+        if self.is_cold() && !self.reads_plainly() {
             let mut ahead = ahead;
             while ahead < self.budget {
                 let Some((first, count)) = self.next_run() else {
