@@ -45,13 +45,15 @@ fn furthest_first<Id: Ord, Meta>(a: &Candidate<Id, Meta>, b: &Candidate<Id, Meta
         .then_with(|| b.id.cmp(&a.id))
 }
 
-/// True when `e` is strictly closer to the base than to every element of
-/// `selected`. `refs[i]` is where the value of `selected[i]` is, once looked
-/// up; values are looked up only when first compared.
+/// True when `e` is strictly closer to the base than to every selected
+/// candidate (`selected` holds their places in `candidates`). `refs[i]` is
+/// where the value of the `i`th selected one is, once looked up; values are
+/// looked up only when first compared.
 fn closer_than_selected<S: GraphWrite>(
     store: &mut S,
     e: &Candidate<S::Id, S::Meta>,
-    selected: &[Candidate<S::Id, S::Meta>],
+    candidates: &[Candidate<S::Id, S::Meta>],
+    selected: &[u32],
     refs: &mut [Option<S::ValueRef>],
 ) -> (bool, Option<S::ValueRef>) {
     if selected.is_empty() {
@@ -61,8 +63,8 @@ fn closer_than_selected<S: GraphWrite>(
     let at = store.value_ref(e);
     // pgvector rejects when `between <= own`; anything else (greater, or
     // NaN on either side) keeps the candidate.
-    let closer = selected.iter().zip(refs.iter_mut()).all(|(r, r_at)| {
-        let r_at = *r_at.get_or_insert_with(|| store.value_ref(r));
+    let closer = selected.iter().zip(refs.iter_mut()).all(|(&r, r_at)| {
+        let r_at = *r_at.get_or_insert_with(|| store.value_ref(&candidates[r as usize]));
         let between = key(store.ref_distance(at, r_at));
         matches!(between.partial_cmp(&own), Some(Ordering::Greater) | None)
     });
@@ -71,30 +73,48 @@ fn closer_than_selected<S: GraphWrite>(
 
 /// Selects up to `lm` neighbors from `candidates` (furthest first unless
 /// `sort` is set).
+///
+/// The candidates stay where they are while they are ordered and examined
+/// (a loaded element is a hundred bytes or more): only their places move,
+/// and only the ones returned are copied out.
 pub fn select_neighbors<S: GraphWrite>(
     store: &mut S,
     candidates: Vec<Candidate<S::Id, S::Meta>>,
     lm: usize,
     sort: bool,
 ) -> Selection<S::Id, S::Meta> {
-    let mut pending = candidates;
-    if pending.len() <= lm {
+    if candidates.len() <= lm {
         return Selection {
-            accepted: pending.len(),
-            neighbors: pending,
+            accepted: candidates.len(),
+            neighbors: candidates,
             pruned: None,
         };
     }
+    let count = u32::try_from(candidates.len()).expect("fewer than 2^32 candidates");
+    // Places furthest first, taken from the end. The order is total (ties by
+    // id), so an unstable sort gives the stable sort's order.
+    let mut order: Vec<u32> = (0..count).collect();
     if sort {
-        pending.sort_by(furthest_first);
+        order.sort_unstable_by(|&a, &b| {
+            furthest_first(&candidates[a as usize], &candidates[b as usize])
+        });
     }
 
-    let mut selected = Vec::with_capacity(lm);
+    let mut selected: Vec<u32> = Vec::with_capacity(lm);
     let mut refs = Vec::with_capacity(lm);
-    let mut rejected = Vec::new();
-    while selected.len() < lm {
-        let Some(e) = pending.pop() else { break };
-        let (closer, at) = closer_than_selected(store, &e, &selected, &mut refs);
+    let mut rejected: Vec<u32> = Vec::new();
+    // order[..unexamined] are the candidates not examined yet.
+    let mut unexamined = order.len();
+    while selected.len() < lm && unexamined > 0 {
+        unexamined -= 1;
+        let e = order[unexamined];
+        let (closer, at) = closer_than_selected(
+            store,
+            &candidates[e as usize],
+            &candidates,
+            &selected,
+            &mut refs,
+        );
         if closer {
             selected.push(e);
             refs.push(at);
@@ -105,19 +125,18 @@ pub fn select_neighbors<S: GraphWrite>(
     let accepted = selected.len();
 
     let mut rejected = rejected.into_iter();
-    while selected.len() < lm {
-        match rejected.next() {
-            Some(e) => selected.push(e),
-            None => break,
-        }
-    }
+    let fill = lm - selected.len();
+    selected.extend(rejected.by_ref().take(fill));
     let pruned = rejected
         .next()
-        .or_else(|| (!pending.is_empty()).then(|| pending.swap_remove(0)));
+        .or_else(|| (unexamined > 0).then(|| order[0]));
 
     Selection {
-        neighbors: selected,
+        neighbors: selected
+            .iter()
+            .map(|&i| candidates[i as usize].clone())
+            .collect(),
         accepted,
-        pruned,
+        pruned: pruned.map(|i| candidates[i as usize].clone()),
     }
 }

@@ -52,6 +52,52 @@ fn ids(cs: &[Candidate<u32, ()>]) -> Vec<u32> {
     cs.iter().map(|c| c.id).collect()
 }
 
+/// Selection written the plain way, moving the candidates themselves: what
+/// `select_neighbors` must return, whatever it moves to get there.
+fn reference_selection(
+    points: &[Vec<f32>],
+    mut pending: Vec<Candidate<u32, ()>>,
+    lm: usize,
+    sort: bool,
+) -> (Vec<u32>, usize, Option<u32>) {
+    if pending.len() <= lm {
+        return (ids(&pending), pending.len(), None);
+    }
+    if sort {
+        pending.sort_by(|a, b| {
+            (b.distance as f32)
+                .total_cmp(&(a.distance as f32))
+                .then(b.id.cmp(&a.id))
+        });
+    }
+    let mut selected: Vec<Candidate<u32, ()>> = Vec::new();
+    let mut rejected = Vec::new();
+    while selected.len() < lm {
+        let Some(e) = pending.pop() else { break };
+        let closer = selected.iter().all(|r| {
+            let between = l2_squared(&points[e.id as usize], &points[r.id as usize]) as f32;
+            !(between <= e.distance as f32)
+        });
+        if closer {
+            selected.push(e);
+        } else {
+            rejected.push(e);
+        }
+    }
+    let accepted = selected.len();
+    let mut rejected = rejected.into_iter();
+    while selected.len() < lm {
+        match rejected.next() {
+            Some(e) => selected.push(e),
+            None => break,
+        }
+    }
+    let pruned = rejected
+        .next()
+        .or_else(|| (!pending.is_empty()).then(|| pending.swap_remove(0)));
+    (ids(&selected), accepted, pruned.map(|c| c.id))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -101,6 +147,27 @@ proptest! {
         // Deterministic for equal input.
         let again = select_neighbors(&mut graph, candidates.clone(), lm, false);
         prop_assert_eq!(ids(&again.neighbors), ids(&sel.neighbors));
+    }
+
+    #[test]
+    fn selection_matches_the_plain_reference(
+        (base, points, lm) in case(),
+        seed in any::<u64>(),
+        sort in any::<bool>(),
+    ) {
+        let (mut graph, mut candidates) = setup(&base, &points);
+        if sort {
+            let mut rng = SplitMix64::new(seed);
+            for i in (1..candidates.len()).rev() {
+                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+                candidates.swap(i, j);
+            }
+        }
+        let sel = select_neighbors(&mut graph, candidates.clone(), lm, sort);
+        let (want, accepted, pruned) = reference_selection(&points, candidates, lm, sort);
+        prop_assert_eq!(ids(&sel.neighbors), want);
+        prop_assert_eq!(sel.accepted, accepted);
+        prop_assert_eq!(sel.pruned.map(|c| c.id), pruned);
     }
 
     #[test]
