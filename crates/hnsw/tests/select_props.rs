@@ -76,7 +76,11 @@ fn reference_selection(
         let Some(e) = pending.pop() else { break };
         let closer = selected.iter().all(|r| {
             let between = l2_squared(&points[e.id as usize], &points[r.id as usize]) as f32;
-            !(between <= e.distance as f32)
+            // Rejected only when `between <= own` (NaN keeps it), as pgvector.
+            !matches!(
+                between.partial_cmp(&(e.distance as f32)),
+                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+            )
         });
         if closer {
             selected.push(e);
