@@ -6,8 +6,7 @@
 //! inserts and scans, confirm nothing links to those elements any more, then mark them deleted
 //! so inserts can reuse their space. `hnsw.vacuum_repair = local` (the default) repairs from
 //! the neighbors at hand; `search` searches anew, as pgvector ([`vector_hnsw::RepairMode`]).
-//! Cleanup only reports the number
-//! of pages ([`crate::am::shared::routine::vacuum_cleanup`]).
+//! Cleanup only reports the number of pages ([`crate::am::shared::routine::vacuum_cleanup`]).
 
 use crate::am::hnsw::options;
 use crate::am::shared::routine;
