@@ -91,9 +91,12 @@ def recall(srv: Server, db: str, truth: dict[int, list[int]], k: int, queries: i
     return statistics.mean(found)
 
 
-def exact_truth(srv: Server, db: str, k: int, queries: int) -> dict[int, list[int]]:
-    out = psql(srv, f"SELECT q.id, ARRAY(SELECT i.id FROM items i ORDER BY i.embedding <-> "
-                    f"q.embedding LIMIT {k}) FROM queries q WHERE q.id <= {queries} ORDER BY q.id",
+def exact_truth(srv: Server, db: str, k: int, queries: int,
+                rows: str = "true") -> dict[int, list[int]]:
+    """The exact top k of the first `queries` queries among the rows of `items` where `rows`."""
+    out = psql(srv, f"SELECT q.id, ARRAY(SELECT i.id FROM items i WHERE {rows} ORDER BY "
+                    f"i.embedding <-> q.embedding LIMIT {k}) FROM queries q "
+                    f"WHERE q.id <= {queries} ORDER BY q.id",
                db, {"enable_indexscan": "off", "enable_bitmapscan": "off"})
     truth = {}
     for line in out.splitlines():
@@ -282,15 +285,8 @@ class Run:
         a = self.args
         self.restore(ds)
         # The exact answers once the rows are gone (the same on both sides).
-        p = self.servers["pgvector"]
-        truth_after = {}
-        out_rows = psql(p, f"SELECT q.id, ARRAY(SELECT i.id FROM items i WHERE i.id % 10 <> 0 "
-                           f"ORDER BY i.embedding <-> q.embedding LIMIT {a.k}) FROM queries q "
-                           f"WHERE q.id <= {a.queries} ORDER BY q.id", ds.database,
-                        {"enable_indexscan": "off", "enable_bitmapscan": "off"})
-        for line in out_rows.splitlines():
-            qid, ids = line.split("|")
-            truth_after[int(qid)] = [int(x) for x in ids.strip("{}").split(",") if x]
+        truth_after = exact_truth(self.servers["pgvector"], ds.database, a.k, a.queries,
+                                  "i.id % 10 <> 0")
         resident = self.vacuum_once(ds, False, truth_after)
         self.restore(ds)
         mwm = max(1, self.graph_mb(ds) // 4)
@@ -306,17 +302,10 @@ class Run:
         r - 1) and VACUUMs; recall@k against the exact answers over the rows left."""
         a = self.args
         self.restore(ds)
-        p = self.servers["pgvector"]
         rounds = []
         for r in range(1, a.vacuum_rounds + 1):
-            truth = {}
-            rows = psql(p, f"SELECT q.id, ARRAY(SELECT i.id FROM items i WHERE i.id % 10 >= {r} "
-                           f"ORDER BY i.embedding <-> q.embedding LIMIT {a.k}) FROM queries q "
-                           f"WHERE q.id <= {a.queries} ORDER BY q.id", ds.database,
-                        {"enable_indexscan": "off", "enable_bitmapscan": "off"})
-            for line in rows.splitlines():
-                qid, ids = line.split("|")
-                truth[int(qid)] = [int(x) for x in ids.strip("{}").split(",") if x]
+            truth = exact_truth(self.servers["pgvector"], ds.database, a.k, a.queries,
+                                f"i.id % 10 >= {r}")
             res = {}
             for side in self.order(r):
                 srv = self.servers[side]

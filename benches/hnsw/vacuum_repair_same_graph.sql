@@ -9,7 +9,7 @@
 \set ON_ERROR_STOP on
 \timing off
 SET client_min_messages = warning;
-DROP TABLE IF EXISTS vr_search, vr_local, vr_report;
+DROP TABLE IF EXISTS vr_search, vr_local, vr_report, vr_clock;
 CREATE TABLE vr_search AS SELECT id, embedding FROM items ORDER BY id;
 CREATE TABLE vr_local AS SELECT id, embedding FROM items ORDER BY id;
 CREATE TABLE vr_report (round int, repair text, seconds float8, recall float8);
@@ -39,14 +39,6 @@ BEGIN
   RETURN hits::float8 / total;
 END $$;
 
-CREATE OR REPLACE PROCEDURE vr_round(r int) LANGUAGE plpgsql AS $$
-DECLARE t0 timestamptz;
-BEGIN
-  EXECUTE format('DELETE FROM vr_search WHERE id %% 10 = %s', r - 1);
-  EXECUTE format('DELETE FROM vr_local WHERE id %% 10 = %s', r - 1);
-  COMMIT;
-END $$;
-
 SET hnsw.ef_search = 40;
 -- The same graph: both indexes answer every query alike before the deletes.
 SET enable_seqscan = off;
@@ -55,40 +47,32 @@ SELECT count(*) FILTER (WHERE a = b) AS "queries answered alike", count(*) AS qu
                array(SELECT id FROM vr_local ORDER BY embedding <-> q.embedding LIMIT 10) b
           FROM queries q WHERE q.id <= :queries) s;
 RESET enable_seqscan;
--- psql has no loops: each round is spelled out up to :rounds (at most 3).
-CALL vr_round(1);
-SET hnsw.vacuum_repair = search;
-SELECT clock_timestamp() AS t0 \gset
-VACUUM vr_search;
-INSERT INTO vr_report SELECT 1, 'search', extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), vr_recall('vr_search', :queries);
-SET hnsw.vacuum_repair = local;
-SELECT clock_timestamp() AS t0 \gset
-VACUUM vr_local;
-INSERT INTO vr_report SELECT 1, 'local', extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), vr_recall('vr_local', :queries);
-SELECT :rounds >= 2 AS more \gset
-\if :more
-CALL vr_round(2);
-SET hnsw.vacuum_repair = local;
-SELECT clock_timestamp() AS t0 \gset
-VACUUM vr_local;
-INSERT INTO vr_report SELECT 2, 'local', extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), vr_recall('vr_local', :queries);
-SET hnsw.vacuum_repair = search;
-SELECT clock_timestamp() AS t0 \gset
-VACUUM vr_search;
-INSERT INTO vr_report SELECT 2, 'search', extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), vr_recall('vr_search', :queries);
-\endif
-SELECT :rounds >= 3 AS more \gset
-\if :more
-CALL vr_round(3);
-SET hnsw.vacuum_repair = search;
-SELECT clock_timestamp() AS t0 \gset
-VACUUM vr_search;
-INSERT INTO vr_report SELECT 3, 'search', extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), vr_recall('vr_search', :queries);
-SET hnsw.vacuum_repair = local;
-SELECT clock_timestamp() AS t0 \gset
-VACUUM vr_local;
-INSERT INTO vr_report SELECT 3, 'local', extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), vr_recall('vr_local', :queries);
-\endif
+
+-- The rounds, one statement at a time (VACUUM cannot run in a function): delete the same tenth
+-- from both copies, then VACUUM each with its repair, the order alternating, timing the VACUUM
+-- and measuring recall after it.
+CREATE TABLE vr_clock (t0 timestamptz, t1 timestamptz);
+INSERT INTO vr_clock VALUES (NULL, NULL);
+SELECT s.stmt
+  FROM generate_series(1, :rounds) r,
+  LATERAL (SELECT CASE WHEN r % 2 = 1 THEN ARRAY['search', 'local']
+                       ELSE ARRAY['local', 'search'] END) o(repairs),
+  LATERAL (
+    SELECT 0 AS step, format('DELETE FROM vr_search WHERE id %% 10 = %s', r - 1) AS stmt
+    UNION ALL SELECT 1, format('DELETE FROM vr_local WHERE id %% 10 = %s', r - 1)
+    UNION ALL
+    SELECT 10 * u.k + v.j, v.x
+      FROM unnest(o.repairs) WITH ORDINALITY AS u(repair, k),
+      LATERAL (VALUES
+        (1, format('SET hnsw.vacuum_repair = %s', u.repair)),
+        (2, 'UPDATE vr_clock SET t0 = clock_timestamp()'),
+        (3, format('VACUUM vr_%s', u.repair)),
+        (4, 'UPDATE vr_clock SET t1 = clock_timestamp()'),
+        (5, format('INSERT INTO vr_report SELECT %s, %L, '
+                   '(SELECT extract(epoch FROM t1 - t0) FROM vr_clock), vr_recall(%L, %s)',
+                   r, u.repair, 'vr_' || u.repair, :queries))) v(j, x)
+  ) s
+  ORDER BY r, s.step \gexec
 RESET hnsw.vacuum_repair;
 SELECT round, repair, round(seconds::numeric, 1) AS seconds, round(recall::numeric, 4) AS recall
   FROM vr_report ORDER BY round, repair DESC;
@@ -96,6 +80,5 @@ SELECT s.round, round((l.seconds / s.seconds)::numeric, 3) AS "local ÷ search t
        round((l.recall - s.recall)::numeric, 4) AS "local − search recall"
   FROM vr_report s JOIN vr_report l ON l.round = s.round AND l.repair = 'local'
   WHERE s.repair = 'search' ORDER BY s.round;
-DROP TABLE vr_search, vr_local, vr_report;
+DROP TABLE vr_search, vr_local, vr_report, vr_clock;
 DROP FUNCTION vr_recall(regclass, int);
-DROP PROCEDURE vr_round(int);
