@@ -296,7 +296,6 @@ class Run:
         out["vacuum"] = {"resident": resident, "cold": cold_res}
         self.restore(ds)
 
-
     def phase_vacuum_rounds(self, ds: Dataset, out: dict) -> None:
         """Repeated VACUUMs, resident: round r deletes another tenth of the rows (id % 10 =
         r - 1) and VACUUMs; recall@k against the exact answers over the rows left."""
@@ -308,8 +307,7 @@ class Run:
                                 f"i.id % 10 >= {r}")
             res = {}
             for side in self.order(r):
-                srv = self.servers[side]
-                db = ds.database
+                srv, db = self.servers[side], ds.database
                 psql(srv, f"DELETE FROM items WHERE id % 10 = {r - 1}; "
                           f"SELECT pg_prewarm('{INDEX}'); SELECT pg_prewarm('items');", db)
                 seconds = timed(srv, "VACUUM items;", db)
