@@ -77,23 +77,24 @@ run() { # install, label
       SELECT pg_prewarm('items'); SELECT pg_prewarm(reltoastrelid) FROM pg_class WHERE relname = 'items';
       SELECT pg_prewarm('staging_items');" >/dev/null 2>&1
   fi
-  rm -f "$work/cpu0" "$work/cpu1" "$work/cpu2"
+  rm -f "$work/cpu0" "$work/cpu1" "$work/cpu2" "$work/cpu3"
   local read0 t0 t1 t2 read1 read2
   read0=$(q "$1" "SELECT pg_stat_force_next_flush(); SELECT coalesce(sum(idx_blks_read), 0) FROM pg_statio_user_indexes WHERE indexrelid = '$index'::regclass" | tail -1)
   t0=$(now); q "$1" "$(cpu cpu0) CALL insert_rows(1, $single); $(cpu cpu1)"; t1=$(now)
   read1=$(q "$1" "SELECT pg_stat_force_next_flush(); SELECT sum(idx_blks_read) FROM pg_statio_user_indexes WHERE indexrelid = '$index'::regclass" | tail -1)
-  q "$1" "INSERT INTO items SELECT id + $base, embedding FROM staging_items WHERE id > $single; $(cpu cpu2)"
+  # The batch runs in a session of its own: its CPU is read at both ends of that session.
+  q "$1" "$(cpu cpu2) INSERT INTO items SELECT id + $base, embedding FROM staging_items WHERE id > $single; $(cpu cpu3)"
   t2=$(now)
   read2=$(q "$1" "SELECT pg_stat_force_next_flush(); SELECT sum(idx_blks_read) FROM pg_statio_user_indexes WHERE indexrelid = '$index'::regclass" | tail -1)
   python3 - "$2" "$t0" "$t1" "$t2" "$read0" "$read1" "$read2" "$single" "$batch" \
-    "$(cat "$work/cpu0")" "$(cat "$work/cpu1")" "$(cat "$work/cpu2")" <<'EOF'
+    "$(cat "$work/cpu0")" "$(cat "$work/cpu1")" "$(cat "$work/cpu2")" "$(cat "$work/cpu3")" <<'EOF'
 import sys
 label, t0, t1, t2, r0, r1, r2 = sys.argv[1], *map(float, sys.argv[2:8])
 single, batch = int(sys.argv[8]), int(sys.argv[9])
-c0, c1, c2 = (int(x) / 100 for x in sys.argv[10:13])
+c0, c1, c2, c3 = (int(x) / 100 for x in sys.argv[10:14])
 print(f"{label}: single {single / (t1 - t0):.1f} rows/s ({t1 - t0:.1f} s, CPU {c1 - c0:.2f} s, "
       f"{(r1 - r0) / single:.0f} index blocks read/row); batch {batch / (t2 - t1):.1f} rows/s "
-      f"({t2 - t1:.1f} s, CPU {c2 - c1:.2f} s, {(r2 - r1) / batch:.0f} blocks/row)")
+      f"({t2 - t1:.1f} s, CPU {c3 - c2:.2f} s, {(r2 - r1) / batch:.0f} blocks/row)")
 EOF
   stop "$1" "$work/copy"
 }
