@@ -5,8 +5,12 @@
 -- (timed), and measures recall@10 at ef_search 40 over the first :queries rows of `queries`
 -- against exact answers over the rows left. Our library only (pgvector has no local repair).
 --
---   psql -v queries=300 -v rounds=3 -d DATABASE -f benches/hnsw/vacuum_repair_same_graph.sql
+--   psql -v queries=300 -v rounds=3 [-v seed=0.5] -d DATABASE -f benches/hnsw/vacuum_repair_same_graph.sql
 \set ON_ERROR_STOP on
+\if :{?seed}
+\else
+\set seed 0.5
+\endif
 \timing off
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS vr_search, vr_local, vr_report, vr_clock;
@@ -15,9 +19,9 @@ CREATE TABLE vr_local AS SELECT id, embedding FROM items ORDER BY id;
 CREATE TABLE vr_report (round int, repair text, seconds float8, recall float8);
 SET max_parallel_maintenance_workers = 0;
 SET maintenance_work_mem = '2GB';
-SELECT setseed(0.5);
+SELECT setseed(:seed);
 CREATE INDEX vr_search_idx ON vr_search USING hnsw (embedding vector_l2_ops);
-SELECT setseed(0.5);
+SELECT setseed(:seed);
 CREATE INDEX vr_local_idx ON vr_local USING hnsw (embedding vector_l2_ops);
 VACUUM ANALYZE vr_search, vr_local;
 
