@@ -8,7 +8,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use vector_distance::half::f16;
 use vector_distance::sparse::SparseRef;
-use vector_distance::{bits, f16 as h, f32 as v, reference};
+use vector_distance::{bits, codes, f16 as h, f32 as v, reference};
 
 const DIMS: [usize; 3] = [128, 768, 1536];
 
@@ -213,5 +213,54 @@ fn bit_strings(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, dense, half, sparse, bit_strings);
+/// Bytes of deterministic pseudo-random bit planes.
+fn plane_bytes(n: usize, seed: u64) -> Vec<u8> {
+    floats(n, seed)
+        .iter()
+        .map(|x| (x.to_bits() >> 5) as u8)
+        .collect()
+}
+
+/// `codes::bitplane_dot` of one code against one query, on every
+/// implementation this CPU supports plus the dispatched public function,
+/// for the typical dimensions and bit widths. Both slices start at an odd
+/// byte offset, as codes read from a page may.
+fn bitplane_codes(c: &mut Criterion) {
+    for (code_bits, query_bits) in [(1u32, 4u32), (1, 8), (4, 8)] {
+        let mut g = c.benchmark_group(format!("codes_bitplane_dot_{code_bits}x{query_bits}"));
+        for dims in [384usize, 768, 1536] {
+            let words = dims / 64;
+            let code = plane_bytes(1 + code_bits as usize * 8 * words, 9);
+            let query = plane_bytes(3 + query_bits as usize * 8 * words, 10);
+            let (code, query) = (&code[1..], &query[3..]);
+            for k in codes::implementations() {
+                g.bench_with_input(BenchmarkId::new(k.name, dims), &dims, |bch, _| {
+                    bch.iter(|| {
+                        (k.bitplane_dot)(
+                            black_box(code),
+                            code_bits,
+                            black_box(query),
+                            query_bits,
+                            black_box(words),
+                        )
+                    })
+                });
+            }
+            g.bench_with_input(BenchmarkId::new("dispatched", dims), &dims, |bch, _| {
+                bch.iter(|| {
+                    codes::bitplane_dot(
+                        black_box(code),
+                        code_bits,
+                        black_box(query),
+                        query_bits,
+                        black_box(words),
+                    )
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, dense, half, sparse, bit_strings, bitplane_codes);
 criterion_main!(benches);

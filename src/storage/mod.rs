@@ -31,6 +31,7 @@ pub mod io;
 pub mod lwlock;
 pub use vector_formats::page;
 pub mod pinned;
+pub mod temp_file;
 pub mod toast;
 
 pub use buffer::{

@@ -24,6 +24,8 @@ static PORTABLE: Kernels = Kernels {
     sparse_l1: portable::sparse_l1,
     bits_hamming: portable::bits_hamming,
     bits_jaccard_counts: portable::bits_jaccard_counts,
+    bitplane_dot: portable::bitplane_dot,
+    bitplane_sum: portable::bitplane_sum,
 };
 
 /// The portable kernels, which emulate the reference operation order on any

@@ -19,7 +19,8 @@
 //!
 //! The kernels run through a table of function pointers selected once at
 //! first use ([`active_kernels`]): an AVX + FMA + F16C implementation with
-//! `core::arch` intrinsics (plus AVX-512 VPOPCNTDQ for bit strings) when the
+//! `core::arch` intrinsics (plus AVX-512 VPOPCNTDQ for bit strings, and
+//! AVX-512 VPOPCNTDQ or AVX2 for the bit-plane codes of [`codes`]) when the
 //! CPU has them, otherwise a portable implementation that emulates the very
 //! same operation order (using `mul_add` wherever the reference build used
 //! FMA), so every CPU produces the same bits.
@@ -30,6 +31,7 @@
 pub use half;
 
 pub mod bits;
+pub mod codes;
 pub mod f16;
 pub mod f32;
 pub mod prefetch;
@@ -44,4 +46,7 @@ mod table;
 mod x86;
 
 pub use dispatch::{active_kernels, portable_kernels, simd_kernels};
-pub use table::{HammingKernel, JaccardKernel, Kernels, Pairs4, Pairs4Kernel, SparseKernel};
+pub use table::{
+    BitplaneDotKernel, BitplaneSumKernel, HammingKernel, JaccardKernel, Kernels, Pairs4,
+    Pairs4Kernel, SparseKernel,
+};

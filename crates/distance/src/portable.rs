@@ -586,3 +586,74 @@ pub(crate) fn bits_hamming(a: &[u8], b: &[u8]) -> u64 {
 pub(crate) fn bits_jaccard_counts(a: &[u8], b: &[u8]) -> [u64; 3] {
     bits_jaccard_counts_impl(a, b)
 }
+
+// ---------------------------------------------------------------------------
+// Bit-plane codes (`codes.rs`): integer results, independent of the order.
+// ---------------------------------------------------------------------------
+
+/// Number of set bits of `a & b`, both read as little-endian `u64` words.
+///
+/// Hand-written word loop: this is the innermost loop of the hot code
+/// kernel (one query against thousands of codes per graph search).
+#[inline(always)]
+fn and_count(a: &[u8], b: &[u8]) -> u64 {
+    let (a, _) = a.as_chunks::<8>();
+    let (b, _) = b.as_chunks::<8>();
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| u64::from((u64::from_le_bytes(*x) & u64::from_le_bytes(*y)).count_ones()))
+        .sum()
+}
+
+/// `bitplane_dot` as one plane pair at a time: `Σ_j Σ_k 2^(j+k) ·
+/// popcount(code_j & query_k)`. Also the POPCNT kernel of `x86.rs`.
+#[inline(always)]
+pub(crate) fn bitplane_dot_impl(
+    code: &[u8],
+    code_bits: u32,
+    query: &[u8],
+    query_bits: u32,
+    words: usize,
+) -> u64 {
+    let code = crate::codes::planes(code, code_bits, words);
+    let query = crate::codes::planes(query, query_bits, words);
+    if words == 0 {
+        return 0;
+    }
+    let stride = 8 * words;
+    let mut total = 0u64;
+    for (j, c) in code.chunks_exact(stride).enumerate() {
+        for (k, q) in query.chunks_exact(stride).enumerate() {
+            total += and_count(c, q) << (j + k);
+        }
+    }
+    total
+}
+
+/// `bitplane_sum`: `Σ_j 2^j · popcount(plane_j)`.
+#[inline(always)]
+pub(crate) fn bitplane_sum_impl(code: &[u8], bits: u32, words: usize) -> u64 {
+    let code = crate::codes::planes(code, bits, words);
+    if words == 0 {
+        return 0;
+    }
+    let mut total = 0u64;
+    for (j, plane) in code.chunks_exact(8 * words).enumerate() {
+        total += and_count(plane, plane) << j;
+    }
+    total
+}
+
+pub(crate) fn bitplane_dot(
+    code: &[u8],
+    code_bits: u32,
+    query: &[u8],
+    query_bits: u32,
+    words: usize,
+) -> u64 {
+    bitplane_dot_impl(code, code_bits, query, query_bits, words)
+}
+
+pub(crate) fn bitplane_sum(code: &[u8], bits: u32, words: usize) -> u64 {
+    bitplane_sum_impl(code, bits, words)
+}

@@ -13,6 +13,10 @@ pub type Pairs4Kernel = fn(Pairs4<'_>) -> [f32; 4];
 pub type HammingKernel = fn(&[u8], &[u8]) -> u64;
 /// Signature of the Jaccard counting kernel.
 pub type JaccardKernel = fn(&[u8], &[u8]) -> [u64; 3];
+/// Signature of [`crate::codes::bitplane_dot`]: `(code, code_bits, query, query_bits, words)`.
+pub type BitplaneDotKernel = fn(&[u8], u32, &[u8], u32, usize) -> u64;
+/// Signature of [`crate::codes::bitplane_sum`]: `(code, bits, words)`.
+pub type BitplaneSumKernel = fn(&[u8], u32, usize) -> u64;
 
 /// Raw kernels: the accumulation loops of pgvector, before the per-function
 /// finishing steps (casts, `sqrt`, clamping) that the public modules apply.
@@ -59,4 +63,8 @@ pub struct Kernels {
     pub bits_hamming: HammingKernel,
     /// `[popcount(a & b), popcount(a), popcount(b)]` of two byte strings.
     pub bits_jaccard_counts: JaccardKernel,
+    /// [`crate::codes::bitplane_dot`]: dot product of two bit-plane codes.
+    pub bitplane_dot: BitplaneDotKernel,
+    /// [`crate::codes::bitplane_sum`]: element sum of a bit-plane code.
+    pub bitplane_sum: BitplaneSumKernel,
 }

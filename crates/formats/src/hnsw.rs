@@ -277,7 +277,8 @@ impl MetaPage {
         }
     }
 
-    /// Reads the metapage from the page contents, checking the magic number.
+    /// Reads the metapage from the page contents, checking the magic number (pgvector's, or a
+    /// quantized index's: see [`crate::hnsw_codes`]).
     pub fn decode(contents: &[u8]) -> Result<Self, FormatError> {
         need("metapage", contents, META_SIZE)?;
         let meta = MetaPage {
@@ -291,10 +292,18 @@ impl MetaPage {
             entry_level: read_u16(contents, META_ENTRY_LEVEL) as i16,
             insert_page: read_u32(contents, META_INSERT_PAGE),
         };
-        if meta.magic_number != MAGIC_NUMBER {
+        if meta.magic_number != MAGIC_NUMBER
+            && meta.magic_number != crate::hnsw_codes::QUANTIZED_MAGIC_NUMBER
+        {
             return Err(FormatError::BadMagic(meta.magic_number));
         }
         Ok(meta)
+    }
+
+    /// Whether this is a quantized index's metapage (its quantizer follows, see
+    /// [`crate::hnsw_codes::QuantizerMeta`]).
+    pub fn is_quantized(&self) -> bool {
+        self.magic_number == crate::hnsw_codes::QUANTIZED_MAGIC_NUMBER
     }
 
     /// Writes all [`META_SIZE`] bytes at the start of `contents`.

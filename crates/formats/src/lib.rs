@@ -11,6 +11,7 @@ pub mod binary;
 pub mod checks;
 pub mod error;
 pub mod hnsw;
+pub mod hnsw_codes;
 pub mod ivfflat;
 pub mod page;
 pub mod text;

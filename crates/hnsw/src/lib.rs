@@ -14,6 +14,7 @@
 //!   back-links on a store that keeps distances, with pgvector's cached flags.
 //! * [`mod@insert`] — insertion (Algorithm 1) with back-link maintenance.
 //! * [`repair`] — vacuum: delete elements, repair the graph around them.
+//! * [`rerank`] — a quantized graph's candidates reranked by exact distance.
 //! * [`level`] — random level assignment.
 //! * [`placement`] — which elements share a page when a build writes its graph.
 
@@ -23,6 +24,7 @@ pub mod level;
 pub mod memory;
 pub mod placement;
 pub mod repair;
+pub mod rerank;
 pub mod scan;
 pub mod scan_memory;
 pub mod search;
@@ -34,6 +36,7 @@ mod id_set;
 pub use insert::{insert, GraphParams, InsertOutcome};
 pub use memory::InMemoryGraph;
 pub use repair::{vacuum, vacuum_with, RepairMode, VacuumReport};
+pub use rerank::{RerankStats, RerankStore, RerankedScan};
 pub use scan::{IterativeScan, Scan, ScanParams};
 pub use scan_memory::{AllocSetLayout, ContextEvent, ScanMemoryConfig};
 pub use search::{search, search_with_beam, SearchStats};

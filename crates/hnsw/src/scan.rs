@@ -120,6 +120,16 @@ impl<S: GraphStore> Scan<S> {
         self.params = params;
     }
 
+    /// The settings in effect.
+    pub fn params(&self) -> ScanParams {
+        self.params
+    }
+
+    /// The query.
+    pub fn query(&self) -> &S::Value {
+        &self.query
+    }
+
     /// Work counters so far (all layers and resumes).
     pub fn stats(&self) -> SearchStats {
         self.state.stats

@@ -35,7 +35,7 @@ pub use layout::BatchLayout;
 pub use lookahead::{CapturedNeighbors, Lookahead};
 pub use pins::{pin_limit, MAX_PINS};
 pub use range::{read_range, RangeRead, RangeWindow};
-pub use reader::{forget_last_walk, BatchRead, BlockReader, DEVICE_READ};
+pub use reader::{forget_last_walk, BatchRead, BlockReader, Walk, DEVICE_READ};
 pub use settings::{IoMethod, Settings};
 pub use source::{BlockNumber, BlockSource, Platform, Prefetched, Read, Strategy, Usage};
 pub use speculation::Speculation;

@@ -18,7 +18,9 @@
 //! plain, timed read (while the others are already requested); a hop without reads, or whose
 //! plain reads all came from the page cache, turns the reader warm again. Reads are timed only
 //! once a miss is expected, so an index in shared buffers never reads the clock. A walk starts
-//! in the state the last walk of the same thread (backend) ended in.
+//! in the state the last walk of the same kind ([`Walk`]) and thread (backend) ended in: a
+//! quantized index's graph pages are often cached while its full vectors are not, so the
+//! reranks of its candidates keep a state of their own.
 //!
 //! Look-ahead hints ([`BlockReader::speculate`]) are issued when the next hop starts, once all
 //! its own reads are hinted, with what is left of the budget. With `prefetch`, they are on only
@@ -60,12 +62,33 @@ thread_local! {
     /// Whether the last walk of this backend ended cold: the next one (the next insert of a
     /// bulk load, the next query) starts overlapping from its first hop.
     static LAST_WALK_COLD: Cell<bool> = const { Cell::new(false) };
+    /// The same for the reranks of a quantized index's candidates.
+    static LAST_RERANK_COLD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What a reader reads, for the state it starts in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// Graph hops (elements and their neighbor lists).
+    Graph,
+    /// The full vectors of a quantized index's candidates, a batch per rerank.
+    Rerank,
+}
+
+impl Walk {
+    fn last_cold(self) -> &'static std::thread::LocalKey<Cell<bool>> {
+        match self {
+            Walk::Graph => &LAST_WALK_COLD,
+            Walk::Rerank => &LAST_RERANK_COLD,
+        }
+    }
 }
 
 /// Forgets how the last walk of this thread ended, and what its table fetches looked like (a
 /// new backend: the next walk starts warm).
 pub fn forget_last_walk() {
     LAST_WALK_COLD.with(|last| last.set(false));
+    LAST_RERANK_COLD.with(|last| last.set(false));
     speculation::forget();
     crate::heap::forget_table_watch();
 }
@@ -83,6 +106,7 @@ struct Hint {
 /// Reads the blocks of a walk's hops (see the module documentation). One per walk.
 pub struct BlockReader<S: BlockSource> {
     source: S,
+    walk: Walk,
     method: IoMethod,
     /// Read streams exist on this server.
     read_streams: bool,
@@ -114,16 +138,22 @@ pub struct BlockReader<S: BlockSource> {
 
 impl<S: BlockSource> BlockReader<S> {
     /// A reader of `source` with `settings`, starting in the state the last walk ended in.
-    pub fn new(mut source: S, settings: Settings) -> Self {
+    pub fn new(source: S, settings: Settings) -> Self {
+        Self::for_walk(source, settings, Walk::Graph)
+    }
+
+    /// A reader for `walk`, starting in the state the last walk of that kind ended in.
+    pub fn for_walk(mut source: S, settings: Settings, walk: Walk) -> Self {
         let platform = source.platform();
         BlockReader {
             source,
+            walk,
             method: settings.method.effective(platform.read_streams),
             read_streams: platform.read_streams,
             io_concurrency: platform.io_concurrency,
             advise_streams: platform.read_streams && platform.worker_io,
             lookahead: settings.lookahead,
-            cold: LAST_WALK_COLD.with(Cell::get),
+            cold: walk.last_cold().with(Cell::get),
             missed_last_hop: false,
             hints: Vec::new(),
             hop: 0,
@@ -320,7 +350,7 @@ impl<S: BlockSource> BlockReader<S> {
 
 impl<S: BlockSource> Drop for BlockReader<S> {
     fn drop(&mut self) {
-        LAST_WALK_COLD.with(|last| last.set(self.cold));
+        self.walk.last_cold().with(|last| last.set(self.cold));
         if self.adapts() {
             speculation::keep(self.speculation);
         }

@@ -15,13 +15,13 @@
 //! `ambuildempty`) every page is logged once at the end (`log_newpage_range`).
 //! `pg_stat_progress_create_index` shows the "loading tuples" phase and the tuples inserted.
 
-use crate::am::hnsw::build_parallel;
 use crate::am::hnsw::insert::{insert_on_disk, Levels};
 use crate::am::hnsw::options;
+use crate::am::hnsw::{build_parallel, build_quantized};
 use crate::am::shared::typeinfo::{self, Method, Support, Value};
 use crate::storage::{item_pointer_from, Fork, ItemPointer, Relation, WriteMode};
 use crate::stores::hnsw::build_graph::{BuildGraph, LocalRegion};
-use crate::stores::hnsw::build_pages::{write_graph, Placement};
+use crate::stores::hnsw::build_pages::{write_graph, Placement, VectorOutput};
 use crate::stores::hnsw::page_graph::PageGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys, PgMemoryContexts};
@@ -65,14 +65,15 @@ pub fn maintenance_work_mem() -> usize {
     usize::try_from(kb).unwrap_or(0).saturating_mul(1024)
 }
 
-/// Writes the in-memory graph to the pages, after pgvector's NOTICE that it no longer fits
-/// into `what` after `tuples` tuples.
+/// Writes the in-memory graph to the pages (and a quantized index's vectors), after
+/// pgvector's NOTICE that it no longer fits into `what` after `tuples` tuples.
 pub fn flush_graph<R: crate::stores::hnsw::build_graph::Region>(
     rel: Relation,
     graph: &BuildGraph<'_, R>,
     checked: &BuildParams,
     tuples: i64,
     why: NoLongerFits,
+    vectors: Option<&mut VectorOutput<'_>>,
 ) {
     let (what, detail, hint) = match why {
         NoLongerFits::MaintenanceWorkMem => (
@@ -100,6 +101,7 @@ pub fn flush_graph<R: crate::stores::hnsw::build_graph::Region>(
         checked.params,
         checked.dimensions,
         checked.placement,
+        vectors,
     );
 }
 
@@ -269,7 +271,7 @@ impl SerialBuild<'_> {
         let Phase::Memory(graph) = &self.phase else {
             return;
         };
-        flush_graph(self.rel, graph, &self.checked, self.indtuples, why);
+        flush_graph(self.rel, graph, &self.checked, self.indtuples, why, None);
         let graph = PageGraph::open(self.rel);
         self.phase = Phase::Disk(Box::new(PageGraphWriter::new(graph, WriteMode::Build)));
     }
@@ -315,6 +317,7 @@ unsafe fn build_serially(
             checked.params,
             checked.dimensions,
             checked.placement,
+            None,
         );
     }
     (reltuples, build.indtuples)
@@ -341,9 +344,12 @@ pub unsafe extern "C-unwind" fn build(
     report_progress(pg_sys::PROGRESS_CREATEIDX_SUBPHASE, PHASE_LOAD);
     // SAFETY: per ambuild's contract.
     let (reltuples, indtuples) = unsafe {
-        match build_parallel::build(rel, &support, checked, heap, index_info) {
-            Some(counts) => counts,
-            None => build_serially(rel, &support, checked, heap, index_info),
+        match options::quantization(rel) {
+            Some(bits) => build_quantized::build(rel, &support, checked, bits, heap, index_info),
+            None => match build_parallel::build(rel, &support, checked, heap, index_info) {
+                Some(counts) => counts,
+                None => build_serially(rel, &support, checked, heap, index_info),
+            },
         }
     };
     log_relation(rel);
@@ -368,13 +374,11 @@ pub unsafe extern "C-unwind" fn build_empty(index: pg_sys::Relation) {
     report_progress(pg_sys::PROGRESS_CREATEIDX_SUBPHASE, PHASE_LOAD);
     // SAFETY: no heap: nothing is scanned.
     unsafe {
-        build_serially(
-            rel,
-            &support,
-            checked,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
+        let (heap, info) = (std::ptr::null_mut(), std::ptr::null_mut());
+        match options::quantization(rel) {
+            Some(bits) => build_quantized::build(rel, &support, checked, bits, heap, info),
+            None => build_serially(rel, &support, checked, heap, info),
+        }
     };
     log_relation(rel);
 }

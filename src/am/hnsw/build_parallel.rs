@@ -178,6 +178,7 @@ impl<'s> Participant<'s> {
                     &self.checked,
                     tuples,
                     NoLongerFits::MaintenanceWorkMem,
+                    None,
                 );
                 header.flushed.store(true, Ordering::Release);
             }
@@ -303,6 +304,7 @@ pub unsafe fn build(
             checked.params,
             checked.dimensions,
             checked.placement,
+            None,
         );
     }
     let totals = parallel.shared().totals();

@@ -7,14 +7,19 @@
 //! become the entry point), neighbors are searched with `ef_construction`, the element is stored
 //! (or its heap TID joins an element with the same value) and back-links are added, each change
 //! one GenericXLog record. Several heap TIDs per element keep non-HOT updates of a row cheap.
+//!
+//! In a quantized index the full vector first goes into a vector slot
+//! ([`store_vector`]) and the element is stored as its code record, which says where that slot
+//! is. When the row joins an element with the same vector instead, the slot is freed again.
 
 use crate::am::shared::typeinfo::Value;
 use crate::storage::{item_pointer_from, Fork, ItemPointer, Relation, WriteMode};
 use crate::stores::hnsw::page_graph::PageGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
+use crate::stores::hnsw::vector_pages::{free_vectors, store_vector};
 use pgrx::{pg_guard, pg_sys};
 use vector_hnsw::storage::NewElement;
-use vector_hnsw::GraphParams;
+use vector_hnsw::{GraphParams, InsertOutcome};
 
 /// Where new elements' levels come from.
 pub enum Levels {
@@ -35,6 +40,19 @@ impl Levels {
         Levels::Session(state)
     }
 
+    /// 64 random bits from the same generator (a quantized build's rotation seed).
+    pub fn draw_seed(&mut self) -> u64 {
+        let mut bits = || match self {
+            // SAFETY: as in `draw`.
+            Levels::Backend => unsafe {
+                pg_sys::pg_prng_uint64(&raw mut pg_sys::pg_global_prng_state)
+            },
+            // SAFETY: a generator state of our own.
+            Levels::Session(state) => unsafe { pg_sys::pg_prng_uint64(state) },
+        };
+        bits()
+    }
+
     /// The next level for `m`.
     pub fn draw(&mut self, m: usize) -> u8 {
         let mut uniform = || match self {
@@ -50,7 +68,8 @@ impl Levels {
     }
 }
 
-/// Inserts an (already formed) value at `level` into the pages.
+/// Inserts an (already formed) value at `level` into the pages; in a quantized index, after
+/// storing its full vector.
 pub fn insert_on_disk(
     writer: &mut PageGraphWriter,
     value: Value,
@@ -62,13 +81,27 @@ pub fn insert_on_disk(
         m: graph.m(),
         ef_construction: graph.ef_construction(),
     };
+    let mode = writer.mode();
+    let rel = graph.relation();
+    let (value, vector) = match graph.support().codes() {
+        Some(codes) => {
+            let bytes = value.bytes().expect("indexed values are not NULL");
+            let vector = store_vector(rel, bytes, mode);
+            let record = codes.record(bytes, vector);
+            (value.with_record(record), Some(vector))
+        }
+        None => (value, None),
+    };
     let element = NewElement {
         value,
         heap_tid,
         level,
     };
-    vector_hnsw::insert(writer, element, &params);
+    let (outcome, _) = vector_hnsw::insert(writer, element, &params);
     writer.forget_values();
+    if let (Some(vector), InsertOutcome::Duplicate(_)) = (vector, outcome) {
+        free_vectors(rel, &[vector], mode);
+    }
 }
 
 /// `aminsert`.

@@ -4,6 +4,7 @@
 
 pub mod build;
 pub mod build_parallel;
+pub mod build_quantized;
 pub mod check;
 pub mod cost;
 pub mod handler;

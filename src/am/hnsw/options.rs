@@ -6,7 +6,9 @@
 //! so `rd_options` reads the same; the range errors ("value 1 out of bounds for option "m"")
 //! are Postgres's own. The settings live in cells Postgres writes through pointers.
 
-use crate::am::shared::settings::{enum_entry, int_option, PgCell, StaticTable, ENUM_END};
+use crate::am::shared::settings::{
+    enum_entry, enum_option, int_option, PgCell, StaticTable, ENUM_END,
+};
 use crate::storage::io::{IoMethod, Settings};
 use crate::storage::Relation;
 use crate::stores::hnsw::build_pages::Placement;
@@ -44,6 +46,12 @@ static HEAP_PREFETCH: PgCell<bool> = PgCell::new(true);
 static BUILD_PLACEMENT: PgCell<c_int> = PgCell::new(PLACE_NEIGHBORS);
 static BEAM_WIDTH: PgCell<c_int> = PgCell::new(1);
 static VACUUM_REPAIR: PgCell<c_int> = PgCell::new(REPAIR_LOCAL);
+static RERANK_CANDIDATES: PgCell<c_int> = PgCell::new(DEFAULT_RERANK_CANDIDATES);
+
+/// `hnsw.rerank_candidates` default: 0, every candidate of the search (`hnsw.ef_search`).
+pub const DEFAULT_RERANK_CANDIDATES: c_int = 0;
+/// `hnsw.rerank_candidates` upper bound (that of `hnsw.ef_search`).
+const MAX_RERANK_CANDIDATES: c_int = MAX_EF_SEARCH;
 
 /// `hnsw.beam_width` upper bound: wider beams read more blocks than they save round trips on
 /// every simulated disk (`crates/io/examples/beam.rs`).
@@ -97,20 +105,49 @@ static ITERATIVE_SCAN_OPTIONS: StaticTable<[pg_sys::config_enum_entry; 4]> = Sta
     ENUM_END,
 ]);
 
-/// The parsed reloptions (`rd_options`), laid out as pgvector's `HnswOptions`.
+/// The `quantization` option's values: bits per coordinate of the codes, 0 for none.
+static QUANTIZATION_VALUES: StaticTable<[pg_sys::relopt_enum_elt_def; 6]> = StaticTable([
+    quantization_value(c"none", 0),
+    quantization_value(c"rabitq1", 1),
+    quantization_value(c"rabitq2", 2),
+    quantization_value(c"rabitq4", 4),
+    quantization_value(c"rabitq8", 8),
+    pg_sys::relopt_enum_elt_def {
+        string_val: std::ptr::null(),
+        symbol_val: 0,
+    },
+]);
+
+const fn quantization_value(
+    name: &'static std::ffi::CStr,
+    bits: c_int,
+) -> pg_sys::relopt_enum_elt_def {
+    pg_sys::relopt_enum_elt_def {
+        string_val: name.as_ptr(),
+        symbol_val: bits,
+    }
+}
+
+/// The parsed reloptions (`rd_options`), laid out as pgvector's `HnswOptions` followed by ours.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct HnswOptions {
     vl_len_: i32,
     pub m: c_int,
     pub ef_construction: c_int,
+    /// Bits per coordinate of the codes of a quantized index, 0 for pgvector's format.
+    pub quantization: c_int,
 }
 
-static RELOPT_TABLE: StaticTable<[pg_sys::relopt_parse_elt; 2]> = StaticTable([
+static RELOPT_TABLE: StaticTable<[pg_sys::relopt_parse_elt; 3]> = StaticTable([
     int_option(c"m", std::mem::offset_of!(HnswOptions, m)),
     int_option(
         c"ef_construction",
         std::mem::offset_of!(HnswOptions, ef_construction),
+    ),
+    enum_option(
+        c"quantization",
+        std::mem::offset_of!(HnswOptions, quantization),
     ),
 ]);
 
@@ -140,6 +177,16 @@ pub fn init() {
             DEFAULT_EF_CONSTRUCTION,
             MIN_EF_CONSTRUCTION,
             MAX_EF_CONSTRUCTION,
+            lock,
+        );
+        pg_sys::add_enum_reloption(
+            kind as pg_sys::bits32,
+            c"quantization".as_ptr(),
+            c"Codes the graph walks on instead of the vectors".as_ptr(),
+            QUANTIZATION_VALUES.0.as_ptr().cast_mut(),
+            0,
+            c"Valid values are \"none\", \"rabitq1\", \"rabitq2\", \"rabitq4\" and \"rabitq8\"."
+                .as_ptr(),
             lock,
         );
 
@@ -268,6 +315,20 @@ pub fn init() {
             None,
             None,
         );
+        pg_sys::DefineCustomIntVariable(
+            c"hnsw.rerank_candidates".as_ptr(),
+            c"Sets how many candidates of a quantized index are reranked by exact distance at a time".as_ptr(),
+            c"0 reranks every candidate of the search (hnsw.ef_search). Fewer reads fewer vectors; rows come back in exact order within each batch.".as_ptr(),
+            RERANK_CANDIDATES.as_ptr(),
+            DEFAULT_RERANK_CANDIDATES,
+            0,
+            MAX_RERANK_CANDIDATES,
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
         // For A/B measurements of the table-row hints: superusers only, and it can only turn
         // hints off (never changes results).
         pg_sys::DefineCustomBoolVariable(
@@ -323,6 +384,20 @@ pub fn m(rel: Relation) -> usize {
 /// `ef_construction` of the index's options (`HnswGetEfConstruction`).
 pub fn ef_construction(rel: Relation) -> usize {
     index_options(rel).map_or(DEFAULT_EF_CONSTRUCTION, |o| o.ef_construction) as usize
+}
+
+/// Bits per coordinate of the index's codes, `None` for pgvector's format (the option as set;
+/// an index's metapage says what it was built with).
+pub fn quantization(rel: Relation) -> Option<u8> {
+    index_options(rel)
+        .map(|o| o.quantization)
+        .filter(|&bits| bits > 0)
+        .map(|bits| bits as u8)
+}
+
+/// `hnsw.rerank_candidates` (0: `hnsw.ef_search`).
+pub fn rerank_candidates() -> usize {
+    RERANK_CANDIDATES.get().max(0) as usize
 }
 
 /// pgvector's build-time check of the two options.

@@ -13,6 +13,11 @@
 //! The query is the ORDER BY argument, normalized for cosine operator classes; a NULL query
 //! puts every element at distance 0 (pgvector returns them in graph order).
 //!
+//! On a quantized index the walk compares codes, and its candidates go through
+//! [`vector_hnsw::RerankedScan`]: `hnsw.rerank_candidates` of them at a time (every candidate
+//! of the search by default) have their full vectors read in one batch and come back in exact
+//! order with exact distances.
+//!
 //! The memory limit is checked against the memory pgvector would hold at that point, which
 //! [`vector_hnsw::scan_memory`] replays on a model of PostgreSQL's allocator. This module gives
 //! it what only the server knows: the allocator's layout (measured once on a context created
@@ -24,27 +29,72 @@
 //! if the query ends without `amendscan` (an error).
 
 use crate::am::hnsw::options;
-use crate::am::hnsw::scan_stats::{record_finished_scan, ScanCounters};
+use crate::am::hnsw::scan_stats::{record_finished_scan, RerankCounters, ScanCounters};
 use crate::am::shared::out_of_memory;
 use crate::am::shared::scan::{self as shared_scan, AbortSafe};
 use crate::am::shared::typeinfo::{Method, Value};
 use crate::storage::io::RelationBlocks;
 use crate::storage::toast::ToastedColumn;
 use crate::storage::{item_pointer_data, Fork, ItemPointer, Relation};
-use crate::stores::hnsw::page_graph::PageGraph;
+use crate::stores::hnsw::page_graph::{Element, PageGraph};
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{c_int, CStr};
 use std::sync::OnceLock;
 use vector_hnsw::{
-    AllocSetLayout, ContextEvent, IterativeScan, Scan, ScanMemoryConfig, ScanParams, SearchStats,
+    AllocSetLayout, ContextEvent, IterativeScan, RerankStats, RerankedScan, Scan, ScanMemoryConfig,
+    ScanParams, SearchStats,
 };
 use vector_io::{HeapRowHints, TableRow};
+
+/// A scan's search: pgvector's, or a quantized index's with its rerank.
+enum Search {
+    Plain(Scan<PageGraph>),
+    Reranked(RerankedScan<PageGraph>),
+}
+
+impl Search {
+    fn next(&mut self, graph: &mut PageGraph) -> Option<Element> {
+        match self {
+            Search::Plain(scan) => scan.next(graph),
+            Search::Reranked(scan) => scan.next(graph),
+        }
+    }
+
+    fn scan(&self) -> &Scan<PageGraph> {
+        match self {
+            Search::Plain(scan) => scan,
+            Search::Reranked(scan) => scan.inner(),
+        }
+    }
+
+    fn set_params(&mut self, params: ScanParams) {
+        match self {
+            Search::Plain(scan) => scan.set_params(params),
+            Search::Reranked(scan) => scan.set_params(params, options::rerank_candidates()),
+        }
+    }
+
+    fn rerank_stats(&self) -> RerankStats {
+        match self {
+            Search::Plain(_) => RerankStats::default(),
+            Search::Reranked(scan) => scan.rerank_stats(),
+        }
+    }
+
+    /// The rows returned next without another search, nearest first.
+    fn upcoming(&self) -> Box<dyn Iterator<Item = &Element> + '_> {
+        match self {
+            Search::Plain(scan) => Box::new(scan.upcoming()),
+            Search::Reranked(scan) => Box::new(scan.upcoming()),
+        }
+    }
+}
 
 /// Everything one index scan keeps between calls.
 struct ScanState {
     graph: PageGraph,
     /// The running search; `None` until the first `amgettuple` after a rescan.
-    search: Option<Scan<PageGraph>>,
+    search: Option<Search>,
     /// Heap TIDs of the element being returned, handed out from the end.
     pending: Vec<ItemPointer>,
     /// The memory budget of iterative scans, fixed when the scan began (as in pgvector).
@@ -54,6 +104,8 @@ struct ScanState {
     tmp_ctx: pg_sys::MemoryContext,
     /// Hops and visits of the searches before the last rescan.
     earlier: SearchStats,
+    /// Rows reranked before the last rescan.
+    earlier_reranked: u64,
     /// Rows returned since the last rescan.
     returned: usize,
     /// Table read-ahead of cold scans, made on first use.
@@ -74,21 +126,32 @@ impl ScanState {
     /// What this scan did so far, over all its rescans.
     fn counters(&self) -> ScanCounters {
         let mut stats = self.earlier;
+        let mut reranked = self.earlier_reranked;
         if let Some(search) = &self.search {
-            stats.add(&search.stats());
+            stats.add(&search.scan().stats());
+            reranked += search.rerank_stats().reranked;
         }
         ScanCounters {
             hops: stats.hops,
             visited: stats.visited,
             io: self.graph.io_counters(),
             heap_prefetches: self.heap_hints.as_ref().map_or(0, |h| h.issued),
+            rerank: self.graph.is_quantized().then(|| RerankCounters {
+                rows: reranked,
+                io: self
+                    .graph
+                    .vector_pages()
+                    .map(|v| v.io_counters())
+                    .unwrap_or_default(),
+            }),
         }
     }
 
     /// Ends the current search (a rescan), keeping its counters.
     fn end_search(&mut self) {
         if let Some(search) = self.search.take() {
-            self.earlier.add(&search.stats());
+            self.earlier.add(&search.scan().stats());
+            self.earlier_reranked += search.rerank_stats().reranked;
         }
     }
 }
@@ -141,6 +204,7 @@ pub unsafe extern "C-unwind" fn begin_scan(
         max_memory,
         tmp_ctx,
         earlier: SearchStats::default(),
+        earlier_reranked: 0,
         returned: 0,
         heap_hints: None,
         toast: None,
@@ -309,9 +373,14 @@ pub unsafe extern "C-unwind" fn get_tuple(
             query: unsafe { normalization_events(scan, &state.graph, &query) },
         });
         let search = Scan::new(query, params);
-        state.search = Some(match memory {
+        let search = match memory {
             Some(config) => search.with_memory(config),
             None => search,
+        };
+        state.search = Some(if state.graph.is_quantized() {
+            Search::Reranked(RerankedScan::new(search, options::rerank_candidates()))
+        } else {
+            Search::Plain(search)
         });
     }
     let heap_hints = options::io_settings().heap_hints();
@@ -334,7 +403,7 @@ pub unsafe extern "C-unwind" fn get_tuple(
                     .pending
                     .extend_from_slice(element.meta.heap_tids.as_slice());
             }
-            None => match search.out_of_memory() {
+            None => match search.scan().out_of_memory() {
                 Some(bytes) => out_of_memory::raise(bytes, "an hnsw scan"),
                 None => return false,
             },

@@ -1,5 +1,6 @@
 //! What an index scan's graph walk did: hops, elements visited and its reads (see
-//! [`crate::storage::io`]).
+//! [`crate::storage::io`]); for a quantized index, the elements visited are the codes compared,
+//! and the reranks' rows and vector reads follow.
 //!
 //! * On PostgreSQL 18, `EXPLAIN (ANALYZE, HNSW)` prints them under each index scan node of an
 //!   hnsw index ([`crate::am::explain`]).
@@ -21,6 +22,17 @@ pub struct ScanCounters {
     pub io: IoCounters,
     /// Table blocks requested ahead of the rows returned (cold scans only).
     pub heap_prefetches: u64,
+    /// A quantized index's rerank, if the scan was of one.
+    pub rerank: Option<RerankCounters>,
+}
+
+/// What the reranks of a quantized index's scan did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RerankCounters {
+    /// Candidates whose exact distance was computed.
+    pub rows: u64,
+    /// Vector blocks they were read from, and how those reads went.
+    pub io: IoCounters,
 }
 
 thread_local! {
@@ -41,7 +53,7 @@ impl ScanStats for ScanCounters {
             label,
             value: Stat::Count(n),
         };
-        vec![
+        let mut fields = vec![
             count("hops", c"Hops", self.hops),
             count("visited", c"Visited", self.visited),
             count("blocks", c"Blocks", self.io.blocks),
@@ -55,7 +67,16 @@ impl ScanStats for ScanCounters {
                 value: Stat::Mean(self.io.mean_in_flight()),
             },
             count("heap-prefetches", c"Heap Prefetches", self.heap_prefetches),
-        ]
+        ];
+        // A quantized index's distances are code estimates; then come the reranks.
+        if let Some(rerank) = &self.rerank {
+            fields.extend([
+                count("reranked", c"Reranked", rerank.rows),
+                count("rerank-blocks", c"Rerank Blocks", rerank.io.blocks),
+                count("rerank-reads", c"Rerank Reads", rerank.io.reads),
+            ]);
+        }
+        fields
     }
 }
 

@@ -12,6 +12,7 @@
 //! * [`settings`]: the plumbing of options and settings.
 
 pub mod check;
+pub mod codes;
 pub mod cost;
 pub mod out_of_memory;
 pub mod parallel;

@@ -58,23 +58,39 @@ pub const ENUM_END: pg_sys::config_enum_entry = pg_sys::config_enum_entry {
 };
 
 /// An int reloption stored at `offset` of an options struct.
-#[cfg(feature = "pg18")]
 pub const fn int_option(name: &'static CStr, offset: usize) -> pg_sys::relopt_parse_elt {
+    typed_option(name, pg_sys::relopt_type::RELOPT_TYPE_INT, offset)
+}
+
+/// An enum reloption stored (as its int value) at `offset` of an options struct.
+pub const fn enum_option(name: &'static CStr, offset: usize) -> pg_sys::relopt_parse_elt {
+    typed_option(name, pg_sys::relopt_type::RELOPT_TYPE_ENUM, offset)
+}
+
+#[cfg(feature = "pg18")]
+const fn typed_option(
+    name: &'static CStr,
+    opttype: pg_sys::relopt_type::Type,
+    offset: usize,
+) -> pg_sys::relopt_parse_elt {
     pg_sys::relopt_parse_elt {
         optname: name.as_ptr(),
-        opttype: pg_sys::relopt_type::RELOPT_TYPE_INT,
+        opttype,
         offset: offset as c_int,
         // No "was it set" flag.
         isset_offset: 0,
     }
 }
 
-/// An int reloption stored at `offset` of an options struct.
 #[cfg(not(feature = "pg18"))]
-pub const fn int_option(name: &'static CStr, offset: usize) -> pg_sys::relopt_parse_elt {
+const fn typed_option(
+    name: &'static CStr,
+    opttype: pg_sys::relopt_type::Type,
+    offset: usize,
+) -> pg_sys::relopt_parse_elt {
     pg_sys::relopt_parse_elt {
         optname: name.as_ptr(),
-        opttype: pg_sys::relopt_type::RELOPT_TYPE_INT,
+        opttype,
         offset: offset as c_int,
     }
 }

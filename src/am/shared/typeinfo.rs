@@ -15,6 +15,7 @@
 //! dimensions, which must raise the function's own error) goes through the function manager.
 //! Both paths return the same bits because they run the same kernel.
 
+use crate::am::shared::codes::CodeSpace;
 use crate::am::shared::out_of_memory;
 use crate::fmgr;
 use crate::storage::Relation;
@@ -204,11 +205,30 @@ pub fn optional_proc(rel: Relation, procnum: u16) -> Option<*mut pg_sys::FmgrInf
 
 /// An owned copy of a value (a varlena with a 4-byte header), 8-byte aligned; or SQL NULL, as
 /// a scan's query can be (then every distance is 0, as in pgvector).
-#[derive(Clone, Debug, Default, PartialEq)]
+///
+/// In a quantized index ([`super::codes`]) a value is also one of two more things: a new
+/// element's value with the code record the index stores for it ([`Value::with_record`]), or a
+/// stored code record used as a query ([`Value::stored_record`]). A query's estimates need it
+/// rotated and quantized once: that is kept with the value on first use.
+#[derive(Clone, Debug, Default)]
 pub struct Value {
     words: Vec<u64>,
     /// Length in bytes; 0 for NULL.
     len: usize,
+    /// The code record a quantized index stores for this value (a new element's).
+    record: Option<Vec<u8>>,
+    /// The bytes are a quantized index's code record, not a value of the column's type.
+    is_record: bool,
+    /// The query prepared for a quantized index's estimates, made on first use.
+    prepared: std::cell::OnceCell<Box<vector_rabitq::QueryCode>>,
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes() == other.bytes()
+            && self.record == other.record
+            && self.is_record == other.is_record
+    }
 }
 
 impl Value {
@@ -230,7 +250,36 @@ impl Value {
         Value {
             words,
             len: bytes.len(),
+            ..Value::default()
         }
+    }
+
+    /// A new element's value in a quantized index, with the code record stored for it.
+    pub fn with_record(mut self, record: Vec<u8>) -> Self {
+        self.record = Some(record);
+        self
+    }
+
+    /// A quantized index's stored code record, as a query.
+    pub fn stored_record(record: &[u8]) -> Self {
+        Value {
+            is_record: true,
+            ..Value::from_bytes(record)
+        }
+    }
+
+    /// What an index stores for this value: its code record in a quantized index, else the
+    /// value itself.
+    pub fn stored_bytes(&self) -> Option<&[u8]> {
+        match &self.record {
+            Some(record) => Some(record),
+            None => self.bytes(),
+        }
+    }
+
+    /// Whether the bytes are a stored code record.
+    pub fn is_record(&self) -> bool {
+        self.is_record
     }
 
     /// Detoasts a varlena datum and copies it.
@@ -255,6 +304,13 @@ impl Value {
 
     pub fn is_null(&self) -> bool {
         self.len == 0
+    }
+
+    /// The query prepared for `codes`, made on first use.
+    fn prepared(&self, codes: &CodeSpace) -> &vector_rabitq::QueryCode {
+        self.prepared.get_or_init(|| {
+            Box::new(codes.prepare(self.bytes().expect("a prepared query is not NULL")))
+        })
     }
 
     /// The varlena bytes, `None` for NULL.
@@ -407,6 +463,9 @@ pub struct Support {
     pair: Option<PairFn>,
     /// The four-pair version of `pair`, for the kernels that have one.
     pair4: Option<Pair4Fn>,
+    /// A quantized index's codes: then every distance is an estimate between codes (see
+    /// [`super::codes`]).
+    codes: Option<std::rc::Rc<CodeSpace>>,
 }
 
 impl Support {
@@ -441,6 +500,42 @@ impl Support {
             norm,
             pair: kernel.map(Kernel::pair_fn),
             pair4: kernel.and_then(Kernel::pair4_fn),
+            codes: None,
+        }
+    }
+
+    /// The support of a quantized index: distances are estimates between codes.
+    pub fn with_codes(mut self, codes: std::rc::Rc<CodeSpace>) -> Self {
+        self.codes = Some(codes);
+        self
+    }
+
+    /// A quantized index's codes, if this is one.
+    pub fn codes(&self) -> Option<&CodeSpace> {
+        self.codes.as_deref()
+    }
+
+    /// The same support on full values: the exact distances of a quantized index's rerank.
+    pub fn exact(&self) -> Support {
+        Support {
+            codes: None,
+            ..self.clone()
+        }
+    }
+
+    /// Whether `stored` (as the index stores it) stands for `value` (a new element's value):
+    /// equal bytes, or in a quantized index equal codes and vector hashes.
+    pub fn same_value(&self, value: &Value, stored: &[u8]) -> bool {
+        let Some(mine) = value.stored_bytes() else {
+            return false;
+        };
+        if self.codes.is_none() {
+            return mine == stored;
+        }
+        use vector_formats::hnsw_codes::CodeRecord;
+        match (CodeRecord::parse(mine), CodeRecord::parse(stored)) {
+            (Ok(a), Ok(b)) => a.same_vector(&b),
+            _ => false,
         }
     }
 
@@ -485,6 +580,9 @@ impl Support {
     /// Distance between two stored values (`a` plays the query), as in neighbor selection.
     #[inline]
     pub fn pair_distance(&self, a: &[u8], b: &[u8]) -> f64 {
+        if let Some(codes) = &self.codes {
+            return codes.pair_distance(a, b);
+        }
         if let Some(d) = self.pair.and_then(|f| f(a, b)) {
             return d;
         }
@@ -493,7 +591,7 @@ impl Support {
 
     /// How many pairs [`Self::pair_distances`] computes for about the price of one.
     pub fn pair_batch(&self) -> usize {
-        if self.pair4.is_some() {
+        if self.pair4.is_some() && self.codes.is_none() {
             4
         } else {
             1
@@ -503,7 +601,11 @@ impl Support {
     /// [`Self::pair_distance`] of each pair into `out`: four at once where the kernel has a
     /// four-pair version (each result has the bits of one at a time).
     pub fn pair_distances(&self, pairs: &[(&[u8], &[u8])], out: &mut [f64]) {
-        if let (Some(f), Ok(four)) = (self.pair4, <[(&[u8], &[u8]); 4]>::try_from(pairs)) {
+        if let (Some(f), Ok(four), None) = (
+            self.pair4,
+            <[(&[u8], &[u8]); 4]>::try_from(pairs),
+            &self.codes,
+        ) {
             if let Some(d) = f(four) {
                 out[..4].copy_from_slice(&d);
                 return;
@@ -732,6 +834,12 @@ impl QueryDistance<'_> {
             out.fill(0.0);
             return;
         };
+        if self.support.codes.is_some() {
+            for (o, v) in out.iter_mut().zip(values) {
+                *o = self.distance(v);
+            }
+            return;
+        }
         for (vs, os) in values.chunks(4).zip(out.chunks_mut(4)) {
             if let (Some(f), Ok(four)) = (self.support.pair4, <&[&[u8]; 4]>::try_from(vs)) {
                 if let Some(d) = f(four.map(|v| (q, v))) {
@@ -751,6 +859,13 @@ impl QueryDistance<'_> {
         let Some(q) = self.query.bytes() else {
             return 0.0;
         };
+        if let Some(codes) = &self.support.codes {
+            return if self.query.is_record() {
+                codes.pair_distance(q, value)
+            } else {
+                codes.distance(self.query.prepared(codes), value)
+            };
+        }
         if let Some(d) = self.support.pair.and_then(|f| f(q, value)) {
             return d;
         }

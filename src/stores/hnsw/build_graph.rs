@@ -404,6 +404,11 @@ impl<'s, R: Region> BuildGraph<'s, R> {
         })
     }
 
+    /// Bytes of the arena in use (a quantized build measures its graph by this).
+    pub fn arena_bytes(&self) -> usize {
+        8 * self.region.used()
+    }
+
     /// What pgvector's serial build would have allocated for the same graph.
     pub fn pgvector_memory(&self) -> usize {
         self.account.allocated()
@@ -634,7 +639,12 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
     type HeapTid = ItemPointer;
 
     fn value(&mut self, element: &Candidate<u32, ()>) -> Value {
-        Value::from_bytes(self.value_bytes(element.id))
+        let bytes = self.value_bytes(element.id);
+        if self.support.codes().is_some() {
+            Value::stored_record(bytes)
+        } else {
+            Value::from_bytes(bytes)
+        }
     }
 
     type ValueRef = u32;
@@ -653,7 +663,10 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
         element: &NewElement<Value, ItemPointer>,
         neighbors: &[Vec<Candidate<u32, ()>>],
     ) -> Candidate<u32, ()> {
-        let bytes = element.value.bytes().expect("indexed values are not NULL");
+        let bytes = element
+            .value
+            .stored_bytes()
+            .expect("indexed values are not NULL");
         let level = element.level;
         let (words, value_start) = record_words(level, self.m, bytes.len());
         let Some(at) = self.region.allocate(words) else {
@@ -790,7 +803,10 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
         heap_tid: ItemPointer,
         existing: &Candidate<u32, ()>,
     ) -> Duplicate {
-        if value.bytes() != Some(self.value_bytes(existing.id)) {
+        if !self
+            .support
+            .same_value(value, self.value_bytes(existing.id))
+        {
             return Duplicate::NotEqual;
         }
         let id = existing.id;

@@ -8,6 +8,10 @@
 //! The elements go in the order [`Placement`] picks: pgvector's (the one inserted last first),
 //! or graph neighbors together ([`vector_hnsw::placement`]). Either is pgvector's format; only
 //! which elements share a page differs.
+//!
+//! A quantized index ([`VectorOutput`]) also gets its quantizer in the metapage, and its full
+//! vectors in vector pages after the graph's, in the same order as the elements, so that the
+//! candidates a query reranks, neighbors in the graph, share vector pages too.
 
 use crate::storage::page::{BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
 use crate::storage::{BlockNumber, ItemPointer, OffsetNumber, PageWriteGuard, Relation, WriteMode};
@@ -15,6 +19,10 @@ use crate::stores::hnsw::build_graph::{BuildGraph, Region, NO_ELEMENT};
 use crate::stores::hnsw::format::{
     element_tuple_size, neighbor_tuple_size, new_opaque, ElementTuple, EntryPoint as MetaEntry,
     MetaPage, NeighborTuple, PageOpaque, HEAD_BLKNO, MAX_ITEM_SIZE, META_PD_LOWER, OPAQUE_SIZE,
+};
+use crate::stores::hnsw::vector_pages::vector_opaque;
+use vector_formats::hnsw_codes::{
+    CodeRecord, QuantizerMeta, VectorView, NO_VECTOR_PAGE, QUANTIZED_MAGIC_NUMBER,
 };
 use vector_hnsw::placement::{shared_lists_first, PagePacker, SortedIds};
 use vector_hnsw::GraphParams;
@@ -153,15 +161,51 @@ fn plan_layout<R: Region>(
     }
 }
 
-/// Writes the metapage and all element pages of `graph` into the (empty) fork of `rel`.
+/// What a quantized build writes besides the graph.
+pub struct VectorOutput<'a> {
+    /// The quantizer for the metapage (its vector insert page is set here).
+    pub quantizer: QuantizerMeta,
+    /// Copies into the buffer (`quantizer.vector_size` bytes) the full vector kept under
+    /// `slot`: during a build, an element's code record names its vector by that slot number
+    /// (the block of its vector place), until this write-out gives it its page and offset.
+    pub vector: &'a mut dyn FnMut(u32, &mut [u8]),
+}
+
+/// Where the vectors of the elements in `order` go: one after the other on vector pages from
+/// `first_block` on.
+fn plan_vectors(count: usize, vector_size: usize, first_block: BlockNumber) -> Vec<ItemPointer> {
+    let size = VectorView::size(vector_size);
+    let mut tids = Vec::new();
+    crate::am::shared::out_of_memory::reserve(&mut tids, count, "the hnsw build's vector layout");
+    let (mut block, mut page) = (first_block, PageFill::EMPTY);
+    for _ in 0..count {
+        if page.free_space() < size {
+            block += 1;
+            page = PageFill::EMPTY;
+        }
+        tids.push(ItemPointer::new(block, page.add(size)));
+    }
+    tids
+}
+
+/// Writes the metapage and all element pages of `graph` into the (empty) fork of `rel`, and a
+/// quantized index's vector pages.
 pub fn write_graph<R: Region>(
     rel: Relation,
     graph: &BuildGraph<'_, R>,
     params: GraphParams,
     dimensions: u32,
     placement: Placement,
+    mut vectors: Option<&mut VectorOutput<'_>>,
 ) {
     let (order, last_block) = plan_layout(graph, placement);
+    let vector_tids = vectors.as_ref().map(|v| {
+        plan_vectors(
+            order.len(),
+            v.quantizer.vector_size as usize,
+            last_block + 1,
+        )
+    });
     let GraphParams { m, ef_construction } = params;
     let mut meta = MetaPage::new(dimensions, m as u16, ef_construction as u16);
     meta.insert_page = last_block;
@@ -173,24 +217,44 @@ pub fn write_graph<R: Region>(
     let slot = guard.add_new_page(OPAQUE_SIZE);
     let mut page = guard.page_mut(slot);
     new_opaque().encode(page.special_mut());
-    meta.encode(page.contents_mut());
-    page.set_lower(META_PD_LOWER);
+    match vectors.as_mut() {
+        Some(output) => {
+            meta.magic_number = QUANTIZED_MAGIC_NUMBER;
+            meta.encode(page.contents_mut());
+            let tids = vector_tids.as_deref().unwrap_or_default();
+            output.quantizer.vector_insert_page = tids.last().map_or(NO_VECTOR_PAGE, |t| t.block);
+            output.quantizer.encode(page.contents_mut());
+            page.set_lower(QuantizerMeta::pd_lower(output.quantizer.centroid.len()));
+        }
+        None => {
+            meta.encode(page.contents_mut());
+            page.set_lower(META_PD_LOWER);
+        }
+    }
     guard.commit();
 
-    let mut pages = PageWriter::start(rel);
+    let mut pages = PageWriter::start(rel, new_opaque());
     let mut heap_tids = Vec::new();
     let mut ids = Vec::new();
     let mut slots = Vec::new();
-    for &id in &order {
+    let mut record = Vec::new();
+    for (k, &id) in order.iter().enumerate() {
         let (tid, neighbor_tid) = graph.page_tids(id);
         graph.heap_tids(id, &mut heap_tids);
+        let mut value = graph.value_bytes(id);
+        if let Some(tids) = &vector_tids {
+            record.clear();
+            record.extend_from_slice(value);
+            CodeRecord::set_vector(&mut record, tids[k]);
+            value = &record;
+        }
         let element = ElementTuple {
             level: graph.level(id),
             deleted: 0,
             version: 1,
             heap_tids: &heap_tids,
             neighbor_tid,
-            value: graph.value_bytes(id),
+            value,
         };
         pages.add(tid, &element.to_vec());
         graph.slots(id, &mut ids);
@@ -209,18 +273,55 @@ pub fn write_graph<R: Region>(
         pages.add(neighbor_tid, &neighbors.to_vec());
     }
     pages.finish();
+    if let (Some(output), Some(tids)) = (vectors, vector_tids) {
+        write_vectors(rel, graph, &order, &tids, output);
+    }
 }
 
-/// Fills element pages one after the other, each locked only while it is filled.
+/// Writes the vector pages of a quantized build: each element's full vector where
+/// [`plan_vectors`] put it.
+fn write_vectors<R: Region>(
+    rel: Relation,
+    graph: &BuildGraph<'_, R>,
+    order: &[u32],
+    tids: &[ItemPointer],
+    output: &mut VectorOutput<'_>,
+) {
+    if order.is_empty() {
+        return;
+    }
+    let size = output.quantizer.vector_size as usize;
+    let mut vector = vec![0u8; size];
+    let mut item = vec![0u8; VectorView::size(size)];
+    let mut pages = PageWriter::start(rel, vector_opaque());
+    for (&id, &tid) in order.iter().zip(tids) {
+        let slot = match CodeRecord::parse(graph.value_bytes(id)) {
+            Ok(record) => record.vector().block,
+            Err(e) => pgrx::error!("hnsw build: {e}"),
+        };
+        (output.vector)(slot, &mut vector);
+        VectorView::write(&mut item, &vector);
+        pages.add(tid, &item);
+    }
+    pages.finish();
+}
+
+/// Fills pages of one chain one after the other, each locked only while it is filled.
 struct PageWriter {
     rel: Relation,
     guard: Option<PageWriteGuard>,
+    /// The special space of each new page.
+    opaque: PageOpaque,
 }
 
 impl PageWriter {
-    /// Adds the first element page.
-    fn start(rel: Relation) -> Self {
-        let mut writer = PageWriter { rel, guard: None };
+    /// Adds the first page.
+    fn start(rel: Relation, opaque: PageOpaque) -> Self {
+        let mut writer = PageWriter {
+            rel,
+            guard: None,
+            opaque,
+        };
         writer.new_page();
         writer
     }
@@ -228,7 +329,7 @@ impl PageWriter {
     fn new_page(&mut self) {
         let mut guard = self.rel.begin_write(WriteMode::Build);
         let slot = guard.add_new_page(OPAQUE_SIZE);
-        new_opaque().encode(guard.page_mut(slot).special_mut());
+        self.opaque.encode(guard.page_mut(slot).special_mut());
         self.guard = Some(guard);
     }
 

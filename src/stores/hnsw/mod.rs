@@ -1,6 +1,7 @@
 //! The HNSW graph stores: pgvector 0.8.6's page format ([`mod@format`]), the graph read from pages
 //! ([`page_graph`]), changed in pages ([`page_graph_write`]) and passed over by vacuum
-//! ([`page_graph_vacuum`]), and the graph a build keeps in memory ([`build_graph`]).
+//! ([`page_graph_vacuum`]), the graph a build keeps in memory ([`build_graph`]), and a quantized
+//! index's full vectors ([`vector_pages`]).
 
 pub use vector_formats::hnsw as format;
 pub mod build_graph;
@@ -8,3 +9,4 @@ pub mod build_pages;
 pub mod page_graph;
 pub mod page_graph_vacuum;
 pub mod page_graph_write;
+pub mod vector_pages;

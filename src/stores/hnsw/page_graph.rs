@@ -21,7 +21,8 @@
 //! never changes a page.
 
 use crate::am::hnsw::options;
-use crate::am::shared::typeinfo::{Method, QueryDistance, Support, TypeInfo, Value};
+use crate::am::shared::codes::{CodeSpace, Dense};
+use crate::am::shared::typeinfo::{Method, QueryDistance, Support, TypeInfo, Value, ValueKind};
 use crate::storage::io::{BlockReader, IoCounters, RelationBlocks};
 use crate::storage::pinned::{self, PinnedPage};
 use crate::storage::{
@@ -31,8 +32,11 @@ use crate::stores::hnsw::format::{
     layer_m, ElementView, EntryPoint as MetaEntry, MetaPage, NeighborView, HEAPTIDS,
     METAPAGE_BLKNO, PAGE_ID, SCAN_LOCK, UPDATE_LOCK,
 };
+use crate::stores::hnsw::vector_pages::VectorPages;
+use std::rc::Rc;
+use vector_formats::hnsw_codes::{CodeRecord, QuantizerMeta};
 use vector_hnsw::storage::GraphLock;
-use vector_hnsw::{Candidate, EntryPoint, GraphStore};
+use vector_hnsw::{Candidate, EntryPoint, GraphStore, RerankStore};
 use vector_io::{BatchLayout, Lookahead};
 
 /// Bytes of each element tuple of a batch that `load` asks the CPU to fetch before reading:
@@ -102,6 +106,8 @@ pub struct ElementMeta {
     pub neighbor_tid: ItemPointer,
     /// Its heap TIDs when it was loaded.
     pub heap_tids: HeapTids,
+    /// Where its full vector is, in a quantized index (invalid otherwise).
+    pub vector: ItemPointer,
 }
 
 /// A loaded element.
@@ -117,6 +123,7 @@ const PLACEHOLDER: Element = Candidate {
         version: 0,
         neighbor_tid: ItemPointer::INVALID,
         heap_tids: HeapTids::EMPTY,
+        vector: ItemPointer::INVALID,
     },
 };
 
@@ -139,6 +146,10 @@ pub struct PageGraph {
     layer: u8,
     /// Neighbor lists captured while loading, and look-ahead's scratch.
     lookahead: Lookahead<ElementId>,
+    /// A quantized index's full vectors, opened at the first rerank.
+    vectors: Option<VectorPages>,
+    /// Scratch of a rerank: where the candidates' vectors are.
+    vector_tids: Vec<ItemPointer>,
 }
 
 impl PageGraph {
@@ -151,7 +162,17 @@ impl PageGraph {
         let mut graph =
             PageGraph::with_params(rel, usize::from(meta.m), options::ef_construction(rel));
         graph.dimensions = meta.dimensions;
+        if meta.is_quantized() {
+            let quantizer = read_quantizer(rel);
+            let space = CodeSpace::from_meta(&quantizer, dense_of(graph.type_info()));
+            graph.support = graph.support.clone().with_codes(Rc::new(space));
+        }
         graph
+    }
+
+    /// Whether this is a quantized index (its values are code records).
+    pub fn is_quantized(&self) -> bool {
+        self.support.codes().is_some()
     }
 
     /// An index whose metapage is not written yet (a build): `m` and `ef_construction` as
@@ -173,6 +194,8 @@ impl PageGraph {
             reader: RelationBlocks::reader(rel, false, options::io_settings()),
             layer: 0,
             lookahead: Lookahead::default(),
+            vectors: None,
+            vector_tids: Vec::new(),
         }
     }
 
@@ -186,6 +209,14 @@ impl PageGraph {
     /// fetch, as settings may change between fetches of a cursor).
     pub fn refresh_io_settings(&mut self) {
         self.reader.apply(options::io_settings());
+        if let Some(vectors) = self.vectors.as_mut() {
+            vectors.refresh_io_settings();
+        }
+    }
+
+    /// The reranks' vector pages, if any were read.
+    pub fn vector_pages(&self) -> Option<&VectorPages> {
+        self.vectors.as_ref()
     }
 
     /// Whether the walk's last hops met blocks outside shared buffers and the page cache.
@@ -263,7 +294,13 @@ impl PageGraph {
     /// Decodes the element tuple `id` of a page the caller has locked, with its distance to
     /// `query` (for writers that read elements under their own locks).
     pub fn decode_element(&self, page: &PageRef<'_>, id: ElementId, query: &Value) -> Element {
-        decode(&element_at(page, id), id, &self.support.prepare(query))
+        let quantized = self.is_quantized();
+        decode(
+            &element_at(page, id),
+            id,
+            &self.support.prepare(query),
+            quantized,
+        )
     }
 
     /// The batch loop of [`GraphStore::load`]: `keep(loaded, tuple)` sees every element
@@ -285,6 +322,7 @@ impl PageGraph {
         let mut layout = std::mem::take(&mut self.layout);
         layout.group(ids, |id| id.block);
 
+        let quantized = self.is_quantized();
         let query = self.support.prepare(query);
         // Each element is decoded straight into its place in `out`.
         let first_out = out.len();
@@ -321,7 +359,7 @@ impl PageGraph {
                 for &i in layout.members(k) {
                     let id = ids[i as usize];
                     let tuple = element_at(&page, id);
-                    let element = decode(&tuple, id, &query);
+                    let element = decode(&tuple, id, &query, quantized);
                     keep(&element, &tuple);
                     if capture {
                         capture_neighbors(&mut self.lookahead, &page, &element, m, layer);
@@ -370,6 +408,25 @@ pub fn read_meta(rel: Relation) -> MetaPage {
     }
 }
 
+/// The quantizer section of a quantized index's metapage, read under a share lock.
+pub fn read_quantizer(rel: Relation) -> QuantizerMeta {
+    let guard = rel
+        .with_page_id(PAGE_ID)
+        .read_page(METAPAGE_BLKNO, ReadMode::Shared);
+    match QuantizerMeta::decode(guard.page().contents()) {
+        Ok(meta) => meta,
+        Err(e) => pgrx::error!("hnsw index is not valid: {e}"),
+    }
+}
+
+/// The element type of an indexed column a quantized index can have.
+pub fn dense_of(type_info: &TypeInfo) -> Dense {
+    match type_info.kind {
+        ValueKind::Halfvec => Dense::F16,
+        _ => Dense::F32,
+    }
+}
+
 /// The element tuple at `id` of a locked page.
 fn element_at<'a>(page: &PageRef<'a>, id: ElementId) -> ElementView<'a> {
     let Some(item) = page.item(id.offset) else {
@@ -383,14 +440,27 @@ fn element_at<'a>(page: &PageRef<'a>, id: ElementId) -> ElementView<'a> {
 
 /// A loaded element from its tuple, with its distance to the prepared query.
 #[inline]
-fn decode(element: &ElementView<'_>, id: ElementId, query: &QueryDistance<'_>) -> Element {
+fn decode(
+    element: &ElementView<'_>,
+    id: ElementId,
+    query: &QueryDistance<'_>,
+    quantized: bool,
+) -> Element {
     if element.deleted() {
         pgrx::error!("cannot load deleted element");
     }
-    let distance = match element.value() {
+    let value = element.value();
+    let distance = match value {
         Some(value) => query.distance(value),
         None if query.is_null() => 0.0,
         None => corrupt(id, "element has no value"),
+    };
+    let vector = match value {
+        Some(record) if quantized => match CodeRecord::parse(record) {
+            Ok(record) => record.vector(),
+            Err(e) => corrupt(id, &e.to_string()),
+        },
+        _ => ItemPointer::INVALID,
     };
     let heap_tids = HeapTids::from_view(element);
     Candidate {
@@ -402,6 +472,7 @@ fn decode(element: &ElementView<'_>, id: ElementId, query: &QueryDistance<'_>) -
             version: element.version(),
             neighbor_tid: element.neighbor_tid(),
             heap_tids,
+            vector,
         },
     }
 }
@@ -443,6 +514,24 @@ fn offsets<'a>(
 
 fn corrupt(id: ElementId, what: &str) -> ! {
     pgrx::error!("hnsw index is corrupted at {id:?}: {what}")
+}
+
+impl RerankStore for PageGraph {
+    fn exact_distances(
+        &mut self,
+        query: &Value,
+        candidates: &[Element],
+        out: &mut Vec<Option<f64>>,
+    ) {
+        let (rel, support) = (self.rel, &self.support);
+        let vectors = self
+            .vectors
+            .get_or_insert_with(|| VectorPages::open(rel, support.exact()));
+        self.vector_tids.clear();
+        self.vector_tids
+            .extend(candidates.iter().map(|c| c.meta.vector));
+        vectors.exact_distances(query, &self.vector_tids, out);
+    }
 }
 
 impl GraphStore for PageGraph {

@@ -31,7 +31,10 @@ use crate::stores::hnsw::format::{
     tuple_kind, ElementMut, ElementView, NeighborMut, PageOpaque, TupleKind, HEAD_BLKNO,
 };
 use crate::stores::hnsw::page_graph::{Element, ElementId, ElementMeta};
-use crate::stores::hnsw::page_graph_write::{read_neighbor_slots, CachedValue, PageGraphWriter};
+use crate::stores::hnsw::page_graph_write::{
+    read_neighbor_slots, record_vector, CachedValue, PageGraphWriter,
+};
+use crate::stores::hnsw::vector_pages::free_vectors;
 use pgrx::pg_sys;
 
 use vector_hnsw::storage::{
@@ -78,6 +81,8 @@ pub struct VacuumGraph {
     strategy: AccessStrategy,
     /// Read-ahead of the pass under way.
     hints: ChainHints,
+    /// A quantized index's vector slots of the elements marked deleted, freed after the pass.
+    freed_vectors: Vec<ItemPointer>,
 }
 
 impl VacuumGraph {
@@ -103,6 +108,7 @@ impl VacuumGraph {
             stats,
             strategy: AccessStrategy::bulk_read(),
             hints,
+            freed_vectors: Vec::new(),
         }
     }
 
@@ -135,6 +141,7 @@ impl VacuumGraph {
         let mut page_guard = self.read_pass_page(block, ReadMode::Cleanup, first);
         let max_offset = page_guard.page().max_offset();
         let mut has_deleted = false;
+        let quantized = self.writer.graph().is_quantized();
         for offset in 1..=max_offset {
             let neighbor_tid = {
                 let page = page_guard.page();
@@ -147,6 +154,9 @@ impl VacuumGraph {
                 }
                 if !element.has_no_heap_tids() {
                     continue;
+                }
+                if let Some(value) = element.value().filter(|_| quantized) {
+                    self.freed_vectors.push(record_vector(true, value));
                 }
                 element.neighbor_tid()
             };
@@ -402,6 +412,12 @@ impl VacuumStore for VacuumGraph {
         if insert_page != INVALID_BLOCK_NUMBER {
             self.writer
                 .update_meta(|meta| meta.insert_page = insert_page);
+        }
+        // Their vector slots go back to inserts (after the elements: a crash in between leaves
+        // a slot unused, never a live element without its vector).
+        let freed = std::mem::take(&mut self.freed_vectors);
+        if !freed.is_empty() {
+            free_vectors(self.rel(), &freed, WriteMode::Wal);
         }
     }
 }

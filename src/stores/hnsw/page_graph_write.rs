@@ -658,7 +658,13 @@ impl GraphWrite for PageGraphWriter {
     type HeapTid = ItemPointer;
 
     fn value(&mut self, element: &Element) -> Value {
-        Value::from_bytes(self.cached_value(element.id))
+        let quantized = self.graph.is_quantized();
+        let bytes = self.cached_value(element.id);
+        if quantized {
+            Value::stored_record(bytes)
+        } else {
+            Value::from_bytes(bytes)
+        }
     }
 
     type ValueRef = CachedValue;
@@ -678,7 +684,10 @@ impl GraphWrite for PageGraphWriter {
         element: &NewElement<Value, ItemPointer>,
         neighbors: &[Vec<Element>],
     ) -> Element {
-        let value = element.value.bytes().expect("indexed values are not NULL");
+        let value = element
+            .value
+            .stored_bytes()
+            .expect("indexed values are not NULL");
         let ids = vector_hnsw::insert::layer_ids(neighbors);
         let (id, neighbor_tid, version) =
             self.add_element_on_disk(value, element.heap_tid, element.level, &ids);
@@ -694,6 +703,7 @@ impl GraphWrite for PageGraphWriter {
                 version,
                 neighbor_tid,
                 heap_tids,
+                vector: record_vector(self.graph.is_quantized(), value),
             },
         }
     }
@@ -772,7 +782,8 @@ impl GraphWrite for PageGraphWriter {
         heap_tid: ItemPointer,
         existing: &Element,
     ) -> Duplicate {
-        if Some(self.cached_value(existing.id)) != value.bytes() {
+        let support = self.graph.support().clone();
+        if !support.same_value(value, self.cached_value(existing.id)) {
             return Duplicate::NotEqual;
         }
         let mut guard = self.begin_on(existing.id.block);
@@ -840,4 +851,13 @@ fn overwrite_tuple(
         );
     }
     guard.page_mut(slot).overwrite_item(tid.offset, tuple)
+}
+
+/// Where a quantized element's full vector is, from its code record (invalid otherwise).
+pub fn record_vector(quantized: bool, value: &[u8]) -> ItemPointer {
+    use vector_formats::hnsw_codes::CodeRecord;
+    match CodeRecord::parse(value) {
+        Ok(record) if quantized => record.vector(),
+        _ => ItemPointer::INVALID,
+    }
 }

@@ -1,0 +1,18 @@
+//! RaBitQ codes for the quantized hnsw index (Gao and Long, SIGMOD 2024; extended RaBitQ,
+//! SIGMOD 2025), in pure Rust.
+//!
+//! * [`rotation`] — the seeded fast rotation every vector and query goes through;
+//! * [`code`] — choosing a vector's 1-bit or multi-bit code, packing it into bit planes;
+//! * [`quantizer`] — one index's quantizer: encoding, prepared queries, the estimated
+//!   distances (query to code, code to code) and their error bound.
+//!
+//! The kernels under the estimates (bit-plane dot products with runtime CPU dispatch) live in
+//! `vector_distance::codes`.
+
+pub mod code;
+pub mod quantizer;
+pub mod rotation;
+
+pub use code::Factors;
+pub use quantizer::{Metric, Quantizer, QueryCode, QUERY_BITS};
+pub use rotation::Rotation;

@@ -1,0 +1,313 @@
+//! The quantizer of one index: its centroid, rotation and code width, and the distances it
+//! estimates from codes.
+//!
+//! A vector `o` is stored as the code of `r = P(o − c)` (centroid `c`, rotation `P`) and its
+//! [`Factors`]. For any `x`, `⟨o − c, x⟩ = ⟨r, P x⟩ ≈ s · ⟨y, P x⟩` (RaBitQ's estimator, unbiased
+//! over the choice of rotation), so:
+//!
+//! * squared L2: `‖o − q‖² = ρ² + ‖q − c‖² − 2⟨o − c, q − c⟩`, with `x = q − c`;
+//! * negative inner product: `−⟨o, q⟩ = −(⟨o − c, q⟩ + ⟨c, q⟩)`, with `x = q`.
+//!
+//! A query is rotated once and its coordinates quantized to [`QUERY_BITS`]-bit levels, so that
+//! `⟨y, P x⟩` is an integer bit-plane dot product (`vector_distance::codes`) plus per-query
+//! constants. Between two stored codes (neighbor selection), `⟨r_a, r_b⟩ ≈ s_a s_b ⟨y_a, y_b⟩`.
+//!
+//! The error of `⟨o − c, x⟩` is at most `ε · error · ‖P x‖` with the probability of a normal
+//! deviate within `±ε` (RaBitQ's bound: the code's error direction is uniform on the sphere),
+//! to which the query's rounding adds a deviation of `s · Δ/√12 · ‖u‖`.
+
+use crate::code::{self, Factors};
+use crate::rotation::Rotation;
+use bitvec::prelude::*;
+use vector_distance::codes::bitplane_dot;
+
+/// Bits per coordinate of a prepared query.
+pub const QUERY_BITS: u32 = 8;
+
+/// The distance an index orders by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// `‖a − b‖²` (pgvector's l2 operator classes).
+    L2Squared,
+    /// `−⟨a, b⟩` (inner product, and cosine on normalized vectors).
+    NegativeInnerProduct,
+}
+
+/// A quantizer: everything needed to code vectors and to compare queries with codes.
+#[derive(Clone, Debug)]
+pub struct Quantizer {
+    dims: usize,
+    bits: u32,
+    words: usize,
+    metric: Metric,
+    centroid: Vec<f32>,
+    centroid_norm_sq: f64,
+    rotation: Rotation,
+}
+
+/// A query prepared for one quantizer: rotated, quantized to bit planes, with its constants.
+#[derive(Clone, Debug)]
+pub struct QueryCode {
+    planes: Vec<u8>,
+    /// `x'ᵢ ≈ low + delta · vᵢ`.
+    low: f32,
+    delta: f32,
+    /// `Σ x'ᵢ`.
+    sum: f64,
+    /// `‖x'‖`.
+    norm: f64,
+    /// `‖q − c‖²` (L2) or `⟨c, q⟩` (inner product).
+    constant: f64,
+}
+
+impl QueryCode {
+    /// `‖P x‖`: the query's scale in the error bound.
+    pub fn norm(&self) -> f64 {
+        self.norm
+    }
+}
+
+impl Quantizer {
+    /// A quantizer of `dims` dimensions with `bits`-bit codes (1 to 8), the given centroid
+    /// (`dims` values) and rotation seed.
+    pub fn new(dims: usize, bits: u32, metric: Metric, centroid: Vec<f32>, seed: u64) -> Self {
+        assert!((1..=8).contains(&bits), "codes have 1 to 8 bits");
+        assert_eq!(centroid.len(), dims, "a centroid of another size");
+        let centroid_norm_sq = centroid.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+        Quantizer {
+            dims,
+            bits,
+            words: dims.div_ceil(64),
+            metric,
+            centroid,
+            centroid_norm_sq,
+            rotation: Rotation::new(dims, seed),
+        }
+    }
+
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    pub fn centroid(&self) -> &[f32] {
+        &self.centroid
+    }
+
+    /// 64-bit words of one bit plane.
+    pub fn words(&self) -> usize {
+        self.words
+    }
+
+    /// Bytes of one code.
+    pub fn code_bytes(&self) -> usize {
+        self.bits as usize * 8 * self.words
+    }
+
+    /// `(2^b − 1)/2`: the level that stands for 0.
+    fn half(&self) -> f64 {
+        f64::from((1u32 << self.bits) - 1) / 2.0
+    }
+
+    /// Codes `vector` into `code` ([`Self::code_bytes`] long) and returns its factors.
+    pub fn encode(&self, vector: &[f32], code: &mut [u8]) -> Factors {
+        assert_eq!(vector.len(), self.dims, "a vector of another size");
+        let mut r: Vec<f32> = vector
+            .iter()
+            .zip(&self.centroid)
+            .map(|(&o, &c)| o - c)
+            .collect();
+        let centroid_dot: f64 = r
+            .iter()
+            .zip(&self.centroid)
+            .map(|(&a, &c)| f64::from(a) * f64::from(c))
+            .sum();
+        self.rotation.apply(&mut r);
+        let norm = r
+            .iter()
+            .map(|&v| f64::from(v) * f64::from(v))
+            .sum::<f64>()
+            .sqrt();
+        let top = 1u8 << (self.bits - 1);
+        let mut u = vec![0u8; self.dims];
+        if norm == 0.0 || !norm.is_finite() {
+            u.fill(top);
+            code::pack(&u, self.bits, self.words, code);
+            return Factors {
+                centroid_dot: centroid_dot as f32,
+                code_sum: u.iter().map(|&l| u32::from(l)).sum(),
+                ..Factors::default()
+            };
+        }
+        let a: Vec<f32> = r
+            .iter()
+            .map(|&v| (f64::from(v).abs() / norm) as f32)
+            .collect();
+        let (ip, ynorm) = code::levels(&a, u32::from(top) - 1, &mut u);
+        for (level, &v) in u.iter_mut().zip(&r) {
+            *level = if v >= 0.0 {
+                top + *level
+            } else {
+                top - 1 - *level
+            };
+        }
+        code::pack(&u, self.bits, self.words, code);
+        let code_sum = u.iter().map(|&l| u32::from(l)).sum();
+        let cos = (ip / ynorm).min(1.0);
+        let spread = (1.0 / (cos * cos) - 1.0).max(0.0).sqrt();
+        Factors {
+            norm: norm as f32,
+            scale: (norm / ip) as f32,
+            error: (norm * spread / ((self.dims.max(2) - 1) as f64).sqrt()) as f32,
+            centroid_dot: centroid_dot as f32,
+            code_sum,
+        }
+    }
+
+    /// Prepares `query` (`dims` values) for [`Self::distance`].
+    pub fn prepare(&self, query: &[f32]) -> QueryCode {
+        assert_eq!(query.len(), self.dims, "a query of another size");
+        let (mut x, constant): (Vec<f32>, f64) = match self.metric {
+            Metric::L2Squared => {
+                let x: Vec<f32> = query
+                    .iter()
+                    .zip(&self.centroid)
+                    .map(|(&q, &c)| q - c)
+                    .collect();
+                let sq = x.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+                (x, sq)
+            }
+            Metric::NegativeInnerProduct => {
+                let dot = query
+                    .iter()
+                    .zip(&self.centroid)
+                    .map(|(&q, &c)| f64::from(q) * f64::from(c))
+                    .sum();
+                (query.to_vec(), dot)
+            }
+        };
+        self.rotation.apply(&mut x);
+        let low = x.iter().fold(f32::INFINITY, |m, &v| m.min(v));
+        let high = x.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        let top = ((1u32 << QUERY_BITS) - 1) as f32;
+        let delta = if high > low { (high - low) / top } else { 0.0 };
+        let mut planes = vec![0u8; QUERY_BITS as usize * 8 * self.words];
+        let plane_bits = 64 * self.words;
+        let bits = planes.view_bits_mut::<Lsb0>();
+        for (i, &v) in x.iter().enumerate() {
+            let level = if delta > 0.0 {
+                ((v - low) / delta).round().clamp(0.0, top) as u32
+            } else {
+                0
+            };
+            for j in 0..QUERY_BITS as usize {
+                if (level >> j) & 1 == 1 {
+                    bits.set(j * plane_bits + i, true);
+                }
+            }
+        }
+        QueryCode {
+            planes,
+            low,
+            delta,
+            sum: x.iter().map(|&v| f64::from(v)).sum(),
+            norm: x
+                .iter()
+                .map(|&v| f64::from(v) * f64::from(v))
+                .sum::<f64>()
+                .sqrt(),
+            constant,
+        }
+    }
+
+    /// The estimate of `⟨o − c, x⟩` for the code and the prepared query.
+    #[inline]
+    fn residual_dot(&self, query: &QueryCode, code: &[u8], factors: &Factors) -> f64 {
+        let dot = bitplane_dot(code, self.bits, &query.planes, QUERY_BITS, self.words);
+        let usum = f64::from(factors.code_sum);
+        let yx = f64::from(query.delta) * dot as f64 + f64::from(query.low) * usum
+            - self.half() * query.sum;
+        f64::from(factors.scale) * yx
+    }
+
+    /// The estimated distance between the query and the coded vector.
+    #[inline]
+    pub fn distance(&self, query: &QueryCode, code: &[u8], factors: &Factors) -> f64 {
+        let dot = self.residual_dot(query, code, factors);
+        match self.metric {
+            Metric::L2Squared => {
+                let norm = f64::from(factors.norm);
+                norm * norm + query.constant - 2.0 * dot
+            }
+            Metric::NegativeInnerProduct => -(dot + query.constant),
+        }
+    }
+
+    /// Half the width of the interval around [`Self::distance`] that holds the true distance
+    /// with the probability of a standard normal deviate within `±epsilon`: the code's error
+    /// (RaBitQ's bound) and the query's rounding (independent per coordinate, uniform within
+    /// half a step), added as independent deviations.
+    pub fn bound(&self, query: &QueryCode, code: &[u8], factors: &Factors, epsilon: f64) -> f64 {
+        let (bits, words) = (self.bits, self.words);
+        let u_norm = (bitplane_dot(code, bits, code, bits, words) as f64).sqrt();
+        let rounding = f64::from(factors.scale) * f64::from(query.delta) / 12f64.sqrt() * u_norm;
+        let coding = f64::from(factors.error) * query.norm;
+        let spread = epsilon * coding.hypot(rounding);
+        match self.metric {
+            Metric::L2Squared => 2.0 * spread,
+            Metric::NegativeInnerProduct => spread,
+        }
+    }
+
+    /// The estimated distance between two coded vectors (`a` plays the query).
+    pub fn pair_distance(&self, a: (&[u8], &Factors), b: (&[u8], &Factors)) -> f64 {
+        let (bits, words) = (self.bits, self.words);
+        let uu = bitplane_dot(a.0, bits, b.0, bits, words) as f64;
+        let (sa, sb) = (f64::from(a.1.code_sum), f64::from(b.1.code_sum));
+        let h = self.half();
+        let yy = uu - h * (sa + sb) + self.dims as f64 * h * h;
+        let dot = f64::from(a.1.scale) * f64::from(b.1.scale) * yy;
+        match self.metric {
+            Metric::L2Squared => {
+                let (na, nb) = (f64::from(a.1.norm), f64::from(b.1.norm));
+                na * na + nb * nb - 2.0 * dot
+            }
+            Metric::NegativeInnerProduct => {
+                let cross = f64::from(a.1.centroid_dot) + f64::from(b.1.centroid_dot);
+                -(self.centroid_norm_sq + cross + dot)
+            }
+        }
+    }
+
+    /// The exact distance between two full vectors under this quantizer's metric (tests and
+    /// tools; the index computes exact distances with the operator class's own function).
+    pub fn exact_distance(&self, a: &[f32], b: &[f32]) -> f64 {
+        match self.metric {
+            Metric::L2Squared => a
+                .iter()
+                .zip(b)
+                .map(|(&x, &y)| {
+                    let d = f64::from(x) - f64::from(y);
+                    d * d
+                })
+                .sum(),
+            Metric::NegativeInnerProduct => -a
+                .iter()
+                .zip(b)
+                .map(|(&x, &y)| f64::from(x) * f64::from(y))
+                .sum::<f64>(),
+        }
+    }
+
+    /// The levels of a code (tests, the verifier).
+    pub fn levels(&self, code: &[u8]) -> Vec<u8> {
+        code::unpack(code, self.bits, self.words, self.dims)
+    }
+}

@@ -1,0 +1,231 @@
+//! `ambuild` of a quantized index (`WITH (quantization = 'rabitqN')`).
+//!
+//! 1. One pass over the table: each indexable value (detoasted, checked, normalized for the
+//!    cosine operator classes) goes to a temporary file with its heap TID, and is added to a
+//!    running sum.
+//! 2. The quantizer is fixed: the centroid is the mean, the rotation's seed one draw of the
+//!    session's `random()` (after `setseed()` a build is repeatable), the width the option's.
+//! 3. The rows are read back in order and inserted into the graph in memory as their code
+//!    records: codes and links only, a fraction of what a graph of vectors takes. Past
+//!    `maintenance_work_mem` the graph is written out (with pgvector's NOTICE) and the rest go
+//!    into the pages one by one, as `aminsert` would put them.
+//! 4. The write-out puts the quantizer in the metapage, the graph pages in the order placement
+//!    picks, then every element's full vector, read back from the file, on vector pages in
+//!    that same order.
+//!
+//! Only the operator classes whose distance the codes estimate are accepted: l2, inner product
+//! and cosine, on `vector` and `halfvec`.
+
+use crate::am::hnsw::build::{flush_graph, report_progress, BuildParams, NoLongerFits, ScanState};
+use crate::am::hnsw::insert::{insert_on_disk, Levels};
+use crate::am::shared::codes::{dense_floats, CodeSpace, Dense};
+use crate::am::shared::typeinfo::{Kernel, Support, Value};
+use crate::storage::temp_file::TempFile;
+use crate::storage::{ItemPointer, Relation, WriteMode};
+use crate::stores::hnsw::build_graph::{BuildGraph, LocalRegion};
+use crate::stores::hnsw::build_pages::{write_graph, VectorOutput};
+use crate::stores::hnsw::page_graph::PageGraph;
+use crate::stores::hnsw::page_graph_write::PageGraphWriter;
+use pgrx::pg_sys;
+use std::rc::Rc;
+use vector_formats::hnsw_codes::{CodeMetric, QuantizerMeta, NO_VECTOR_PAGE};
+use vector_hnsw::storage::NewElement;
+
+/// Bytes before the vector in a row of the temporary file: the heap TID, padded.
+const ROW_HEADER: usize = 8;
+
+/// The element type and metric a quantized index of this operator class has; raises the
+/// error for the classes the codes cannot serve.
+pub fn code_kind(support: &Support, bits: u8) -> (Dense, CodeMetric) {
+    match support.kernel() {
+        Some(Kernel::VectorL2Squared) => (Dense::F32, CodeMetric::L2Squared),
+        Some(Kernel::VectorNegativeInnerProduct) => (Dense::F32, CodeMetric::NegativeInnerProduct),
+        Some(Kernel::HalfvecL2Squared) => (Dense::F16, CodeMetric::L2Squared),
+        Some(Kernel::HalfvecNegativeInnerProduct) => (Dense::F16, CodeMetric::NegativeInnerProduct),
+        _ => {
+            pgrx::ereport!(
+                ERROR,
+                pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                format!("quantization \"rabitq{bits}\" is not supported for this operator class"),
+                "Quantized hnsw indexes support the l2, inner product and cosine operator classes of vector and halfvec."
+            );
+        }
+    }
+}
+
+/// Bytes of a stored value of `dims` dimensions (a varlena with a 4-byte header).
+fn vector_size(dense: Dense, dims: u32) -> usize {
+    let element = match dense {
+        Dense::F32 => 4,
+        Dense::F16 => 2,
+    };
+    8 + element * dims as usize
+}
+
+/// The rows of pass 1: heap TID and value, fixed size.
+struct Rows {
+    file: TempFile,
+    row: usize,
+    count: u64,
+    sum: Vec<f64>,
+}
+
+impl Rows {
+    fn push(&mut self, dense: Dense, value: &[u8], tid: ItemPointer) {
+        if value.len() + ROW_HEADER != self.row {
+            pgrx::error!(
+                "hnsw build: a value of {} bytes in a column of {}-byte values",
+                value.len(),
+                self.row - ROW_HEADER
+            );
+        }
+        let mut header = [0u8; ROW_HEADER];
+        header[..4].copy_from_slice(&tid.block.to_ne_bytes());
+        header[4..6].copy_from_slice(&tid.offset.to_ne_bytes());
+        self.file.append(&header);
+        self.file.append(value);
+        if let Some(x) = dense_floats(dense, value) {
+            for (s, v) in self.sum.iter_mut().zip(x) {
+                *s += f64::from(v);
+            }
+        }
+        self.count += 1;
+    }
+
+    /// Row `n`'s value into `out` (its heap TID returned).
+    fn read(&mut self, n: u64, out: &mut [u8]) -> ItemPointer {
+        let mut header = [0u8; ROW_HEADER];
+        self.file.read_at(n * self.row as u64, &mut header);
+        self.file.read_next(out);
+        ItemPointer::new(
+            u32::from_ne_bytes(header[..4].try_into().unwrap()),
+            u16::from_ne_bytes(header[4..6].try_into().unwrap()),
+        )
+    }
+
+    fn centroid(&self) -> Vec<f32> {
+        let n = self.count.max(1) as f64;
+        self.sum.iter().map(|s| (s / n) as f32).collect()
+    }
+}
+
+/// A quantized build of `rel` from `heap` (null for an INIT fork): the heap tuples seen and the
+/// tuples indexed.
+///
+/// # Safety
+///
+/// `heap`, `index_info` are the build's (`heap` may be null for an empty build).
+pub unsafe fn build(
+    rel: Relation,
+    support: &Support,
+    checked: BuildParams,
+    bits: u8,
+    heap: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
+) -> (f64, i64) {
+    let (dense, metric) = code_kind(support, bits);
+    let size = vector_size(dense, checked.dimensions);
+    let mut rows = Rows {
+        file: TempFile::create(),
+        row: ROW_HEADER + size,
+        count: 0,
+        sum: vec![0.0; checked.dimensions as usize],
+    };
+    let reltuples = if heap.is_null() {
+        0.0
+    } else {
+        let mut keep = |value: Value, tid: ItemPointer| {
+            rows.push(
+                dense,
+                value.bytes().expect("indexed values are not NULL"),
+                tid,
+            );
+        };
+        let mut scan = ScanState::new(support, &mut keep);
+        // SAFETY: per the contract.
+        unsafe { scan.scan(heap, rel.raw(), index_info, std::ptr::null_mut(), true) }
+    };
+
+    let mut levels = Levels::seeded_by_session_random();
+    let quantizer = QuantizerMeta {
+        bits,
+        metric,
+        seed: levels.draw_seed(),
+        vector_insert_page: NO_VECTOR_PAGE,
+        vector_size: size as u32,
+        centroid: QuantizerMeta::stored_centroid(&rows.centroid()),
+    };
+    let codes = Rc::new(CodeSpace::from_meta(&quantizer, dense));
+    let coded = support.clone().with_codes(codes.clone());
+    let params = checked.params;
+    let memory_limit = crate::am::hnsw::build::maintenance_work_mem();
+    let mut graph = BuildGraph::new(&coded, params.m, LocalRegion::default());
+    let mut disk: Option<PageGraphWriter> = None;
+    let mut vector = vec![0u8; size];
+    let mut indtuples = 0i64;
+    for n in 0..rows.count {
+        pgrx::check_for_interrupts!();
+        let tid = rows.read(n, &mut vector);
+        let level = levels.draw(params.m);
+        if disk.is_none() {
+            let why = if graph.arena_bytes() >= memory_limit {
+                Some(NoLongerFits::MaintenanceWorkMem)
+            } else if graph
+                .try_reserve_element(codes.record_size(), level)
+                .is_err()
+            {
+                Some(NoLongerFits::Memory)
+            } else {
+                None
+            };
+            match why {
+                None => {
+                    // The code record names its vector by its row until the write-out.
+                    let record = codes.record(&vector, ItemPointer::new(n as u32, 0));
+                    let element = NewElement {
+                        value: Value::from_bytes(&vector).with_record(record),
+                        heap_tid: tid,
+                        level,
+                    };
+                    vector_hnsw::insert(&mut graph, element, &params);
+                    indtuples += 1;
+                    report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, indtuples);
+                    continue;
+                }
+                Some(why) => {
+                    let mut output = VectorOutput {
+                        quantizer: quantizer.clone(),
+                        vector: &mut |slot, out| {
+                            rows.read(u64::from(slot), out);
+                        },
+                    };
+                    flush_graph(rel, &graph, &checked, indtuples, why, Some(&mut output));
+                    let pages = PageGraph::open(rel);
+                    disk = Some(PageGraphWriter::new(pages, WriteMode::Build));
+                }
+            }
+        }
+        if let Some(writer) = disk.as_mut() {
+            insert_on_disk(writer, Value::from_bytes(&vector), tid, level);
+        }
+        indtuples += 1;
+        report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, indtuples);
+    }
+    if disk.is_none() {
+        let mut output = VectorOutput {
+            quantizer,
+            vector: &mut |slot, out| {
+                rows.read(u64::from(slot), out);
+            },
+        };
+        write_graph(
+            rel,
+            &graph,
+            params,
+            checked.dimensions,
+            checked.placement,
+            Some(&mut output),
+        );
+    }
+    (reltuples, indtuples)
+}

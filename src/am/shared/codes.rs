@@ -1,0 +1,152 @@
+//! How a quantized hnsw index compares values: RaBitQ codes instead of vectors.
+//!
+//! A quantized index stores a code record (`vector_formats::hnsw_codes::CodeRecord`) where
+//! pgvector's format stores the vector, so [`Support`](super::typeinfo::Support) hands every
+//! distance of a quantized index to a [`CodeSpace`]: a query (a value of the column's type)
+//! against a record is the estimate of `vector_rabitq`, a record against a record the
+//! code-to-code estimate. The exact distances of the final candidates come from the operator
+//! class's own function on the full vectors, through a support without codes.
+
+use vector_formats::hnsw_codes::{
+    vector_hash, CodeMetric, CodeRecord, QuantizerMeta, RecordFactors,
+};
+use vector_formats::page::ItemPointer;
+use vector_formats::varlena::DenseRef;
+use vector_rabitq::{Factors, Metric, Quantizer, QueryCode};
+
+/// The element type of the indexed column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dense {
+    F32,
+    F16,
+}
+
+/// The quantizer of one index and the column's element type.
+#[derive(Debug)]
+pub struct CodeSpace {
+    quantizer: Quantizer,
+    dense: Dense,
+}
+
+impl CodeSpace {
+    /// The space a quantized index's metapage describes.
+    pub fn from_meta(meta: &QuantizerMeta, dense: Dense) -> Self {
+        let metric = match meta.metric {
+            CodeMetric::L2Squared => Metric::L2Squared,
+            CodeMetric::NegativeInnerProduct => Metric::NegativeInnerProduct,
+        };
+        let quantizer = Quantizer::new(
+            meta.centroid.len(),
+            u32::from(meta.bits),
+            metric,
+            meta.centroid.clone(),
+            meta.seed,
+        );
+        CodeSpace { quantizer, dense }
+    }
+
+    pub fn quantizer(&self) -> &Quantizer {
+        &self.quantizer
+    }
+
+    /// Bytes of a code record of this index.
+    pub fn record_size(&self) -> usize {
+        CodeRecord::size(self.quantizer.code_bytes())
+    }
+
+    /// The values of a `vector` or `halfvec` varlena as `f32`, `None` if it is not one of this
+    /// index's dimensions.
+    pub fn floats(&self, value: &[u8]) -> Option<Vec<f32>> {
+        dense_floats(self.dense, value).filter(|x| x.len() == self.quantizer.dims())
+    }
+
+    /// A query prepared for the estimates, from a value of the column's type.
+    pub fn prepare(&self, value: &[u8]) -> QueryCode {
+        match self.floats(value) {
+            Some(x) => self.quantizer.prepare(&x),
+            None => dimension_mismatch(self.quantizer.dims(), value),
+        }
+    }
+
+    /// The code record of `value` (a value of the column's type, normalized as the index
+    /// stores it), its full vector at `vector`.
+    pub fn record(&self, value: &[u8], vector: ItemPointer) -> Vec<u8> {
+        let Some(x) = self.floats(value) else {
+            dimension_mismatch(self.quantizer.dims(), value);
+        };
+        let mut code = vec![0u8; self.quantizer.code_bytes()];
+        let f = self.quantizer.encode(&x, &mut code);
+        let mut out = vec![0u8; self.record_size()];
+        let factors = RecordFactors {
+            norm: f.norm,
+            scale: f.scale,
+            error: f.error,
+            centroid_dot: f.centroid_dot,
+            code_sum: f.code_sum,
+        };
+        CodeRecord::write(&mut out, vector, factors, vector_hash(value), &code);
+        out
+    }
+
+    /// The estimated distance from a prepared query to a stored record.
+    #[inline]
+    pub fn distance(&self, query: &QueryCode, record: &[u8]) -> f64 {
+        let (code, factors) = self.parts(record);
+        self.quantizer.distance(query, code, &factors)
+    }
+
+    /// The estimated distance between two stored records (`a` plays the query).
+    pub fn pair_distance(&self, a: &[u8], b: &[u8]) -> f64 {
+        let (ca, fa) = self.parts(a);
+        let (cb, fb) = self.parts(b);
+        self.quantizer.pair_distance((ca, &fa), (cb, &fb))
+    }
+
+    /// A record's code and factors; a record of another size is corruption.
+    #[inline]
+    fn parts<'a>(&self, record: &'a [u8]) -> (&'a [u8], Factors) {
+        let parsed = match CodeRecord::parse(record) {
+            Ok(r) if r.code().len() == self.quantizer.code_bytes() => r,
+            _ => pgrx::error!(
+                "hnsw index is corrupted: a code record of {} bytes, expected {}",
+                record.len(),
+                self.record_size()
+            ),
+        };
+        let f = parsed.factors();
+        let factors = Factors {
+            norm: f.norm,
+            scale: f.scale,
+            error: f.error,
+            centroid_dot: f.centroid_dot,
+            code_sum: f.code_sum,
+        };
+        (parsed.code(), factors)
+    }
+}
+
+/// The values of a `vector` (`F32`) or `halfvec` (`F16`) varlena as `f32`.
+pub fn dense_floats(dense: Dense, value: &[u8]) -> Option<Vec<f32>> {
+    Some(match dense {
+        Dense::F32 => DenseRef::<f32>::read(value).ok()?.x.to_vec(),
+        Dense::F16 => DenseRef::<half::f16>::read(value)
+            .ok()?
+            .x
+            .iter()
+            .map(|v| v.to_f32())
+            .collect(),
+    })
+}
+
+/// pgvector's error for a value whose dimensions differ from the index's.
+fn dimension_mismatch(expected: usize, value: &[u8]) -> ! {
+    let found = DenseRef::<f32>::read(value)
+        .map(|v| v.x.len())
+        .or_else(|_| DenseRef::<half::f16>::read(value).map(|v| v.x.len()))
+        .unwrap_or(0);
+    pgrx::ereport!(
+        ERROR,
+        pgrx::PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
+        format!("different vector dimensions {expected} and {found}")
+    );
+}
