@@ -1,8 +1,10 @@
-//! A temporary file of fixed-size records (`BufFile`): where a quantized build keeps the full
-//! vectors while its graph holds only codes.
+//! A temporary file (`BufFile`): where a quantized build keeps the full vectors while its graph
+//! holds only codes. A private one ([`TempFile::create`]), or one in a parallel build's shared
+//! file set ([`SharedFiles`]) that the leader writes and every participant then reads.
 //!
-//! Postgres deletes the file at the end of the transaction whatever happens; the guard closes it
-//! when dropped, except while unwinding from an error, when the transaction's cleanup does.
+//! Postgres deletes a private file at the end of the transaction, and a shared one when the last
+//! process detaches from the build's segment, whatever happens; the guard closes it when
+//! dropped, except while unwinding from an error, when that cleanup does.
 
 use pgrx::pg_sys;
 
@@ -29,6 +31,38 @@ impl TempFile {
             len: 0,
             at_end: true,
         }
+    }
+
+    /// Creates `name` in `files` for writing (the leader of a parallel build).
+    pub fn create_shared(files: &SharedFiles, name: &std::ffi::CStr) -> Self {
+        // SAFETY: the file set was initialized or attached in this process and lives in the
+        // segment for as long as the build; the name is NUL-terminated.
+        let file = unsafe { pg_sys::BufFileCreateFileSet(&raw mut (*files.0).fs, name.as_ptr()) };
+        TempFile {
+            file,
+            len: 0,
+            at_end: true,
+        }
+    }
+
+    /// Opens `name` of `files`, `len` bytes written and exported by another process, for
+    /// reading.
+    pub fn open_shared(files: &SharedFiles, name: &std::ffi::CStr, len: u64) -> Self {
+        // SAFETY: as in create_shared; the file was exported, so it is complete and read-only.
+        let file = unsafe {
+            pg_sys::BufFileOpenFileSet(&raw mut (*files.0).fs, name.as_ptr(), libc::O_RDONLY, false)
+        };
+        TempFile {
+            file,
+            len,
+            at_end: false,
+        }
+    }
+
+    /// Ends writing a shared file: from now on other processes may open it (read-only).
+    pub fn export(&mut self) {
+        // SAFETY: the file is open and belongs to a file set.
+        unsafe { pg_sys::BufFileExportFileSet(self.file) };
     }
 
     /// Bytes written so far.
@@ -100,5 +134,38 @@ impl Drop for TempFile {
             // SAFETY: the file is open and closed once, here.
             unsafe { pg_sys::BufFileClose(self.file) };
         }
+    }
+}
+
+/// A parallel build's shared file set, in its segment.
+pub struct SharedFiles(*mut pg_sys::SharedFileSet);
+
+impl SharedFiles {
+    /// Bytes the set takes in a segment.
+    pub const SIZE: usize = std::mem::size_of::<pg_sys::SharedFileSet>();
+
+    /// Initializes the set at `at` (the leader), cleaned up when the last process detaches from
+    /// `segment`.
+    ///
+    /// # Safety
+    ///
+    /// `at` points to [`Self::SIZE`] bytes of `segment`, suitably aligned, not yet used.
+    pub unsafe fn init(at: *mut u8, segment: *mut pg_sys::dsm_segment) -> Self {
+        let set = at.cast::<pg_sys::SharedFileSet>();
+        // SAFETY: per the contract.
+        unsafe { pg_sys::SharedFileSetInit(set, segment) };
+        SharedFiles(set)
+    }
+
+    /// Attaches a worker to the set the leader initialized at `at`.
+    ///
+    /// # Safety
+    ///
+    /// `at` is where the leader initialized the set, in `segment`, mapped in this process.
+    pub unsafe fn attach(at: *mut u8, segment: *mut pg_sys::dsm_segment) -> Self {
+        let set = at.cast::<pg_sys::SharedFileSet>();
+        // SAFETY: per the contract.
+        unsafe { pg_sys::SharedFileSetAttach(set, segment) };
+        SharedFiles(set)
     }
 }

@@ -10,6 +10,8 @@ use vector_formats::page::ItemPointer;
 pub struct IndexedTids {
     /// `None` for a value only Postgres can read (compressed): the TID alone is checked.
     fingerprints: HashMap<ItemPointer, Option<u64>>,
+    /// The fingerprints are the vector hashes a quantized index keeps in its code records.
+    vector_hashes: bool,
 }
 
 /// What the index holds for a heap row.
@@ -35,6 +37,31 @@ impl std::fmt::Debug for IndexedTids {
 }
 
 impl IndexedTids {
+    /// The TIDs of a quantized index: each row's value is known by the hash its code record
+    /// holds (`vector_formats::hnsw_codes::vector_hash`).
+    pub fn of_vector_hashes() -> Self {
+        IndexedTids {
+            vector_hashes: true,
+            ..IndexedTids::default()
+        }
+    }
+
+    /// Records that a quantized index holds `tid` with a vector of hash `hash`; false if it
+    /// already held `tid`.
+    pub fn insert_hash(&mut self, tid: ItemPointer, hash: u32) -> bool {
+        self.fingerprints
+            .insert(tid, Some(u64::from(hash)))
+            .is_none()
+    }
+
+    fn fingerprint_of(&self, value: &[u8]) -> u64 {
+        if self.vector_hashes {
+            u64::from(vector_formats::hnsw_codes::vector_hash(value))
+        } else {
+            fingerprint(value)
+        }
+    }
+
     /// Makes room for `additional` more heap TIDs; on failure, the bytes asked for.
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), usize> {
         self.fingerprints.try_reserve(additional).map_err(|_| {
@@ -59,7 +86,7 @@ impl IndexedTids {
         match self.fingerprints.get(&tid) {
             None => Presence::Missing,
             Some(None) => Presence::Indexed,
-            Some(&Some(f)) if f == fingerprint(value) => Presence::Indexed,
+            Some(&Some(f)) if f == self.fingerprint_of(value) => Presence::Indexed,
             Some(Some(_)) => Presence::OtherValue,
         }
     }

@@ -6,6 +6,11 @@
 //! * With `cross_check` on (the index must not change meanwhile), it also follows what the
 //!   tuples point at: each element's neighbor tuple, each neighbor slot's element, the entry
 //!   point, and which live elements a search can reach from it.
+//!
+//! A quantized index ([`vector_formats::hnsw_codes`]) is checked the same way, and also: its
+//! quantizer section; its vector pages (off the graph chain, each linking forward to the next);
+//! each element's code record (its size, where its vector is); and with `cross_check`, that
+//! each element's vector slot holds a vector of the same hash, used by no other element.
 
 use crate::heap::IndexedTids;
 use crate::value::{check_value, ValueType};
@@ -15,6 +20,9 @@ use std::mem::size_of;
 use vector_formats::hnsw::{
     max_level, neighbor_count, tuple_kind, ElementView, MetaPage, NeighborView, TupleKind,
     ELEMENT_HEADER_SIZE, HEAD_BLKNO, MAX_M, MIN_M, PAGE_ID, VERSION,
+};
+use vector_formats::hnsw_codes::{
+    is_vector_page, vector_hash, CodeRecord, QuantizerMeta, VectorView, RECORD_HEADER_SIZE,
 };
 use vector_formats::page::{
     BlockNumber, ChainOpaque, ItemFlags, ItemPointer, PageRef, BLCKSZ, FIRST_OFFSET_NUMBER,
@@ -66,6 +74,9 @@ pub struct CrossSummary {
     pub links_above_target_level: u64,
     /// Neighbor tuples no element points at.
     pub orphan_neighbor_tuples: u64,
+    /// A quantized index's vector slots in use that no element points at (a crash between
+    /// storing a vector and its element leaves one).
+    pub orphan_vectors: u64,
 }
 
 /// An element as the cross-check needs it.
@@ -76,6 +87,15 @@ struct ElementFacts {
     live: bool,
     deleted: bool,
     neighbor_tid: ItemPointer,
+    /// A quantized element's vector slot and the hash its record holds.
+    vector: Option<(ItemPointer, u32)>,
+}
+
+/// A quantized index's vector slot.
+#[derive(Clone, Copy)]
+struct VectorFacts {
+    free: bool,
+    hash: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -96,6 +116,11 @@ struct Checker<'p, P: Pages> {
     elements: HashMap<ItemPointer, u32>,
     facts: Vec<(ItemPointer, ElementFacts)>,
     neighbors: HashMap<ItemPointer, NeighborFacts>,
+    /// A quantized index's quantizer, and the bytes of its codes.
+    quantizer: Option<(QuantizerMeta, usize)>,
+    vectors: HashMap<ItemPointer, VectorFacts>,
+    /// The vector pages.
+    vector_pages: Vec<BlockNumber>,
 }
 
 /// Checks the whole index; the first problem found is the error.
@@ -105,6 +130,17 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
         return Err(Corruption::page(0, "the index has no metapage"));
     }
     let meta = pages.read(0, |page| check_metapage(page, nblocks))?;
+    let quantizer = if meta.is_quantized() {
+        Some(pages.read(0, |page| {
+            check_quantizer(page, &meta, options.value_type, nblocks)
+        })?)
+    } else {
+        None
+    };
+    let tids = match quantizer {
+        Some(_) => IndexedTids::of_vector_hashes(),
+        None => IndexedTids::default(),
+    };
     let mut checker = Checker {
         pages,
         options,
@@ -113,12 +149,15 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
         limit: nblocks,
         summary: Summary {
             pages: nblocks,
-            heap_tids: options.heap_tids.then(IndexedTids::default),
+            heap_tids: options.heap_tids.then_some(tids),
             ..Summary::default()
         },
         elements: HashMap::new(),
         facts: Vec::new(),
         neighbors: HashMap::new(),
+        quantizer,
+        vectors: HashMap::new(),
+        vector_pages: Vec::new(),
     };
     let mut next = filled(nblocks as usize, INVALID_BLOCK_NUMBER, 0)?;
     let mut zero = BlockSet::new(nblocks);
@@ -133,7 +172,15 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
             Some(n) => next[block as usize] = n,
         }
     }
-    checker.summary.unchained_pages = check_chain(&next, &zero)?;
+    let mut off_chain = BlockSet::new(nblocks);
+    for block in (HEAD_BLKNO..nblocks).filter(|&b| zero.contains(b)) {
+        off_chain.insert(block);
+    }
+    for &block in &checker.vector_pages {
+        off_chain.insert(block);
+    }
+    checker.summary.unchained_pages = check_chain(&next, &zero, &off_chain)?;
+    check_vector_chain(&checker.vector_pages, &next)?;
     if options.cross_check {
         let cross = checker.cross_check(&zero, &mut page)?;
         checker.summary.cross = Some(cross);
@@ -202,9 +249,81 @@ fn check_metapage(bytes: &[u8], nblocks: BlockNumber) -> Result<MetaPage, Corrup
     Ok(meta)
 }
 
+/// A quantized index's quantizer section: what it says must fit the index and its column.
+fn check_quantizer(
+    bytes: &[u8],
+    meta: &MetaPage,
+    value_type: ValueType,
+    nblocks: BlockNumber,
+) -> Result<(QuantizerMeta, usize), Corruption> {
+    let fail = |problem: String| Corruption::page(0, problem);
+    let page = PageRef::new(bytes);
+    let q = QuantizerMeta::decode(page.contents()).map_err(|e| fail(e.to_string()))?;
+    let dims = meta.dimensions as usize;
+    if q.centroid.len() != dims {
+        return Err(fail(format!(
+            "quantizer has a centroid of {} dimensions, the index {dims}",
+            q.centroid.len()
+        )));
+    }
+    if q.centroid.iter().any(|v| !v.is_finite()) {
+        return Err(fail("quantizer's centroid has a non-finite element".into()));
+    }
+    let element = match value_type {
+        ValueType::Vector => 4,
+        ValueType::Halfvec => 2,
+        _ => return Err(fail("a quantized index of a type without codes".into())),
+    };
+    if q.vector_size as usize != 8 + element * dims {
+        return Err(fail(format!(
+            "quantizer stores vectors of {} bytes, the column's are {}",
+            q.vector_size,
+            8 + element * dims
+        )));
+    }
+    let lower = page.header().lower;
+    if lower < QuantizerMeta::pd_lower(dims) {
+        return Err(fail(format!(
+            "metapage's pd_lower {lower} ends before its quantizer"
+        )));
+    }
+    if q.vector_insert_page != INVALID_BLOCK_NUMBER
+        && (q.vector_insert_page == 0 || q.vector_insert_page >= nblocks)
+    {
+        return Err(fail(format!(
+            "vector insert page is block {}, outside 1..{nblocks}",
+            q.vector_insert_page
+        )));
+    }
+    let code_bytes = usize::from(q.bits) * 8 * dims.div_ceil(64);
+    Ok((q, code_bytes))
+}
+
+/// A quantized index's vector pages link forward, each to the next vector page (a link past the
+/// last one read is a page added since).
+fn check_vector_chain(
+    vector_pages: &[BlockNumber],
+    next: &[BlockNumber],
+) -> Result<(), Corruption> {
+    for (i, &block) in vector_pages.iter().enumerate() {
+        let link = next[block as usize];
+        let expected = vector_pages.get(i + 1).copied();
+        let fine = link == INVALID_BLOCK_NUMBER
+            || Some(link) == expected
+            || (expected.is_none() && link as usize >= next.len());
+        if !fine {
+            return Err(Corruption::page(
+                block,
+                format!("vector page links to block {link}, not to the next vector page"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Follows the chain from the head page: it must not loop, nor reach a page never initialized.
-/// Returns how many initialized pages it does not reach.
-fn check_chain(next: &[BlockNumber], zero: &BlockSet) -> Result<u32, Corruption> {
+/// Returns how many initialized pages off `skip` it does not reach.
+fn check_chain(next: &[BlockNumber], zero: &BlockSet, skip: &BlockSet) -> Result<u32, Corruption> {
     let nblocks = next.len() as BlockNumber;
     let mut seen = BlockSet::new(nblocks);
     let mut block = HEAD_BLKNO;
@@ -228,7 +347,7 @@ fn check_chain(next: &[BlockNumber], zero: &BlockSet) -> Result<u32, Corruption>
         block = next[block as usize];
     }
     let unchained = (HEAD_BLKNO..nblocks)
-        .filter(|&b| !seen.contains(b) && !zero.contains(b))
+        .filter(|&b| !seen.contains(b) && !skip.contains(b))
         .count();
     Ok(unchained as u32)
 }
@@ -305,6 +424,11 @@ impl<P: Pages> Checker<'_, P> {
         check_layout(block, page, PAGE_ID, "hnsw")?;
         self.reserve(block, usize::from(page.max_offset()))?;
         let next = ChainOpaque::next_of(page.special());
+        let kind = ChainOpaque::decode(page.special()).map_or(0, |o| o.unused);
+        if is_vector_page(kind) {
+            self.vector_page(block, page)?;
+            return Ok(Some(next));
+        }
         if next != INVALID_BLOCK_NUMBER && (next == block || !self.in_range(next)) {
             return Err(Corruption::page(
                 block,
@@ -339,6 +463,44 @@ impl<P: Pages> Checker<'_, P> {
         Ok(Some(next))
     }
 
+    /// A quantized index's vector page: every item a vector tuple of the index's size.
+    fn vector_page(&mut self, block: BlockNumber, page: PageRef<'_>) -> Result<(), Corruption> {
+        let Some((q, _)) = &self.quantizer else {
+            return Err(Corruption::page(
+                block,
+                "a vector page in an index without quantization",
+            ));
+        };
+        let size = q.vector_size as usize;
+        self.vectors
+            .try_reserve(usize::from(page.max_offset()))
+            .map_err(|_| Corruption::out_of_memory(block, 64 * usize::from(page.max_offset())))?;
+        for offset in FIRST_OFFSET_NUMBER..=page.max_offset() {
+            let fail = |problem: String| Corruption::item(block, offset, problem);
+            let item = page
+                .item(offset)
+                .ok_or_else(|| fail("vector slot is not a normal item".into()))?;
+            let view = VectorView::parse(item).map_err(|e| fail(e.to_string()))?;
+            let value = view
+                .value()
+                .filter(|v| v.len() == size)
+                .ok_or_else(|| fail(format!("vector slot does not hold a {size}-byte vector")))?;
+            if !view.is_free() {
+                check_value(self.options.value_type, self.meta.dimensions, value)
+                    .map_err(|p| fail(format!("vector's {p}")))?;
+            }
+            self.vectors.insert(
+                ItemPointer::new(block, offset),
+                VectorFacts {
+                    free: view.is_free(),
+                    hash: vector_hash(value),
+                },
+            );
+        }
+        self.vector_pages.push(block);
+        Ok(())
+    }
+
     fn element(&mut self, at: ItemPointer, item: &[u8]) -> Result<(), Corruption> {
         let fail = |problem: String| Corruption::item(at.block, at.offset, problem);
         let e = ElementView::parse(item).map_err(|e| fail(e.to_string()))?;
@@ -367,6 +529,7 @@ impl<P: Pages> Checker<'_, P> {
         self.check_index_tid(at, "element's neighbor TID", e.neighbor_tid())?;
         self.summary.elements += 1;
         let live = !e.deleted() && heap_tids > 0;
+        let mut vector = None;
         if e.deleted() {
             self.summary.deleted_elements += 1;
             if heap_tids > 0 {
@@ -379,11 +542,40 @@ impl<P: Pages> Checker<'_, P> {
                 .ok_or_else(|| {
                     fail("element's value is not a varlena that fits the item".into())
                 })?;
-            check_value(self.options.value_type, self.meta.dimensions, value)
-                .map_err(|p| fail(format!("element's {p}")))?;
+            vector = match &self.quantizer {
+                Some((_, code_bytes)) => {
+                    let record = CodeRecord::parse(value)
+                        .ok()
+                        .filter(|_| value.len() == RECORD_HEADER_SIZE + code_bytes)
+                        .ok_or_else(|| {
+                            fail(format!(
+                                "element's code record is {} bytes, not {}",
+                                value.len(),
+                                RECORD_HEADER_SIZE + code_bytes
+                            ))
+                        })?;
+                    let place = record.vector();
+                    if place.offset == INVALID_OFFSET_NUMBER || !self.in_range(place.block) {
+                        return Err(fail(format!(
+                            "element's vector ({},{}) is not on a vector page",
+                            place.block, place.offset
+                        )));
+                    }
+                    Some((place, record.hash()))
+                }
+                None => {
+                    check_value(self.options.value_type, self.meta.dimensions, value)
+                        .map_err(|p| fail(format!("element's {p}")))?;
+                    None
+                }
+            };
             if let Some(tids) = &mut self.summary.heap_tids {
                 for t in e.heap_tids() {
-                    if !tids.insert(t, value) {
+                    let fresh = match vector {
+                        Some((_, hash)) => tids.insert_hash(t, hash),
+                        None => tids.insert(t, value),
+                    };
+                    if !fresh {
                         return Err(fail(format!(
                             "heap TID ({},{}) is indexed twice",
                             t.block, t.offset
@@ -402,6 +594,7 @@ impl<P: Pages> Checker<'_, P> {
                 live,
                 deleted: e.deleted(),
                 neighbor_tid: e.neighbor_tid(),
+                vector,
             };
             self.elements.insert(at, self.facts.len() as u32);
             self.facts.push((at, facts));
@@ -484,6 +677,43 @@ impl<P: Pages> Checker<'_, P> {
             }
         }
         cross.orphan_neighbor_tuples = (self.neighbors.len() - owners.len()) as u64;
+
+        // A quantized element's vector: there, in use, of its hash, and its alone.
+        if self.quantizer.is_some() {
+            let mut used: HashMap<ItemPointer, ItemPointer> = HashMap::new();
+            for (at, e) in &self.facts {
+                let Some((place, hash)) = e.vector else {
+                    continue;
+                };
+                let fail = |problem: String| Corruption::item(at.block, at.offset, problem);
+                let Some(v) = self.vectors.get(&place) else {
+                    return Err(fail(format!(
+                        "element's vector ({},{}) is not a vector slot",
+                        place.block, place.offset
+                    )));
+                };
+                if v.free {
+                    return Err(fail(format!(
+                        "element's vector slot ({},{}) is marked free",
+                        place.block, place.offset
+                    )));
+                }
+                if v.hash != hash {
+                    return Err(fail(format!(
+                        "element's vector ({},{}) is not the vector its code was made from",
+                        place.block, place.offset
+                    )));
+                }
+                if let Some(other) = used.insert(place, *at) {
+                    return Err(fail(format!(
+                        "element shares its vector slot ({},{}) with element ({},{})",
+                        place.block, place.offset, other.block, other.offset
+                    )));
+                }
+            }
+            let in_use = self.vectors.values().filter(|v| !v.free).count();
+            cross.orphan_vectors = (in_use - used.len()) as u64;
+        }
 
         // Every neighbor slot names an element, and not its own.
         for block in HEAD_BLKNO..self.summary.pages {

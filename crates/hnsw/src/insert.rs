@@ -11,7 +11,8 @@
 //!    neighbors with the heuristic; layers above the entry level stay empty.
 //! 3. If the first layer-0 neighbors hold exactly the same value, the heap
 //!    TID is attached to one of them instead (stopping at the first neighbor
-//!    whose value differs).
+//!    whose value differs; with estimated distances, where an equal value need
+//!    not come first, every layer-0 neighbor is looked at).
 //! 4. Store the element, then add back-links: for every selected neighbor,
 //!    re-read its list on that layer; if it has a free slot use it; if one of
 //!    its neighbors has no heap TIDs, replace that one; otherwise run the
@@ -237,9 +238,11 @@ fn update_graph<S: GraphWrite>(
     entry: Option<EntryPoint<S::Id>>,
     params: &GraphParams,
 ) -> InsertOutcome<S::Id> {
+    let exact = store.distances_are_exact();
     for neighbor in &layers[0] {
         match store.try_add_duplicate(&element.value, element.heap_tid, neighbor) {
-            Duplicate::NotEqual => break,
+            Duplicate::NotEqual if exact => break,
+            Duplicate::NotEqual => {}
             Duplicate::Added => return InsertOutcome::Duplicate(neighbor.id),
             Duplicate::NoRoom => {}
         }

@@ -264,6 +264,13 @@ pub trait GraphWrite: GraphStore {
     /// Updates the entry point (see [`EntryUpdate`]).
     fn set_entry_point(&mut self, entry: Option<EntryPoint<Self::Id>>, update: EntryUpdate);
 
+    /// Whether [`GraphStore::load`]'s distances are exact. Then elements equal to a new value
+    /// come first among its layer-0 neighbors, and the duplicate check stops at the first one
+    /// that differs (pgvector's rule); with estimated distances every neighbor is checked.
+    fn distances_are_exact(&self) -> bool {
+        true
+    }
+
     /// If `existing` holds exactly `value`, attach `heap_tid` to it instead of
     /// inserting a new element. Default: values are never equal.
     fn try_add_duplicate(

@@ -22,23 +22,36 @@
 //!
 //! A cancel or an ERROR in any participant aborts the build: the leader's transaction ends the
 //! workers and the segment, and nothing of the index survives the abort.
+//!
+//! A quantized index ([`build_quantized`]) differs in how the rows reach the graph: the leader
+//! alone reads the table into a file of the build's shared file set and fixes the quantizer
+//! (the centroid is the rows' mean), while the workers wait; then every participant takes rows
+//! from that file, a few at a time, and inserts their code records into the shared graph. The
+//! graph's memory, the flush and the end are as above; whoever writes the graph out reads the
+//! vectors back from the file.
 
 use crate::am::hnsw::build::{
     check_build, flush_graph, maintenance_work_mem, report_progress, BuildParams, NoLongerFits,
     ScanState,
 };
+use crate::am::hnsw::build_quantized::{code_kind, load_rows, row_value, Rows, Table};
 use crate::am::hnsw::insert::{insert_on_disk, Levels};
+use crate::am::hnsw::options;
+use crate::am::shared::codes::CodeSpace;
 use crate::am::shared::parallel::{MethodChunks, ParallelBuild, Plan, WorkerSegment};
 use crate::am::shared::typeinfo::{Method, Support, Value};
 use crate::storage::page::maxalign;
+use crate::storage::temp_file::{SharedFiles, TempFile};
 use crate::storage::{Fork, ItemPointer, Relation, WriteMode};
 use crate::stores::hnsw::build_graph::{BuildGraph, GraphHeader, SharedRegion};
-use crate::stores::hnsw::build_pages::write_graph;
+use crate::stores::hnsw::build_pages::{write_graph, VectorOutput};
 use crate::stores::hnsw::page_graph::PageGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::CStr;
-use std::sync::atomic::Ordering;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use vector_formats::hnsw_codes::{CodeMetric, QuantizerMeta, NO_VECTOR_PAGE};
 use vector_hnsw::storage::NewElement;
 
 /// The entry point pgvector names for its workers.
@@ -121,6 +134,100 @@ struct Participant<'s> {
     disk: Option<Box<PageGraphWriter>>,
     /// The leader reports the build's progress.
     leader: bool,
+    /// A quantized build's rows (where the vectors are until the write-out) and quantizer.
+    vectors: Option<(QuantizerMeta, Rows)>,
+}
+
+/// The name of a quantized build's file of rows in its shared file set.
+const ROWS_FILE: &CStr = c"hnsw rows";
+/// Rows a participant takes from the file at a time.
+const ROW_BATCH: u64 = 64;
+/// [`QuantizedChunk::state`] once the rows are ready (0, zeroed, while the leader reads the
+/// table).
+const READY: u32 = 1;
+
+/// What a quantized build shares besides the graph: the file set of its rows, how many rows
+/// there are and which one is next, and the quantizer, whose centroid follows the struct.
+#[repr(C)]
+struct QuantizedChunk {
+    files: pg_sys::SharedFileSet,
+    state: AtomicU32,
+    rows: AtomicU64,
+    file_bytes: AtomicU64,
+    next_row: AtomicU64,
+    bits: u8,
+    metric: u8,
+    seed: u64,
+    vector_size: u32,
+    dims: u32,
+}
+
+impl QuantizedChunk {
+    fn size(dims: usize) -> usize {
+        maxalign(size_of::<QuantizedChunk>()) + 4 * dims
+    }
+
+    fn centroid_ptr(&self) -> *mut f32 {
+        let base = (self as *const QuantizedChunk).cast::<u8>().cast_mut();
+        // SAFETY: the chunk was sized for the struct and `dims` floats after it (`size`).
+        unsafe { base.add(maxalign(size_of::<QuantizedChunk>())).cast() }
+    }
+
+    /// The leader's rows and quantizer are ready: workers may start on them.
+    fn publish(&self, quantizer: &QuantizerMeta, rows: &Rows) {
+        let me = (self as *const QuantizedChunk).cast_mut();
+        // SAFETY: only the leader writes these fields, before READY is stored; workers read
+        // them after loading READY (release/acquire). The centroid fits (`size`).
+        unsafe {
+            (*me).bits = quantizer.bits;
+            (*me).metric = quantizer.metric as u8;
+            (*me).seed = quantizer.seed;
+            (*me).vector_size = quantizer.vector_size;
+            (*me).dims = quantizer.centroid.len() as u32;
+            std::ptr::copy_nonoverlapping(
+                quantizer.centroid.as_ptr(),
+                self.centroid_ptr(),
+                quantizer.centroid.len(),
+            );
+        }
+        self.rows.store(rows.count(), Ordering::Relaxed);
+        self.file_bytes.store(rows.bytes(), Ordering::Relaxed);
+        self.state.store(READY, Ordering::Release);
+    }
+
+    /// Waits (checking for interrupts) until the leader has published the rows.
+    fn wait_ready(&self) {
+        while self.state.load(Ordering::Acquire) != READY {
+            pgrx::check_for_interrupts!();
+            // SAFETY: sleeps this process for a millisecond.
+            unsafe { pg_sys::pg_usleep(1000) };
+        }
+    }
+
+    /// The quantizer the leader published.
+    fn quantizer(&self) -> QuantizerMeta {
+        // SAFETY: read after wait_ready; `dims` floats follow the struct.
+        let centroid =
+            unsafe { std::slice::from_raw_parts(self.centroid_ptr(), self.dims as usize) };
+        QuantizerMeta {
+            bits: self.bits,
+            metric: if self.metric == CodeMetric::L2Squared as u8 {
+                CodeMetric::L2Squared
+            } else {
+                CodeMetric::NegativeInnerProduct
+            },
+            seed: self.seed,
+            vector_insert_page: NO_VECTOR_PAGE,
+            vector_size: self.vector_size,
+            centroid: centroid.to_vec(),
+        }
+    }
+
+    fn files_ptr(&self) -> *mut u8 {
+        (&self.files as *const pg_sys::SharedFileSet)
+            .cast::<u8>()
+            .cast_mut()
+    }
 }
 
 impl<'s> Participant<'s> {
@@ -148,6 +255,29 @@ impl<'s> Participant<'s> {
             area: area_bytes(),
             disk: None,
             leader,
+            vectors: None,
+        }
+    }
+
+    /// Takes rows of a quantized build from the shared file until none is left, inserting each;
+    /// returns how many it inserted.
+    fn insert_rows(&mut self, shared: &QuantizedChunk, codes: &CodeSpace) -> i64 {
+        let total = shared.rows.load(Ordering::Acquire);
+        let mut vector = Vec::new();
+        let mut inserted = 0;
+        loop {
+            let first = shared.next_row.fetch_add(ROW_BATCH, Ordering::AcqRel);
+            if first >= total {
+                return inserted;
+            }
+            for n in first..(first + ROW_BATCH).min(total) {
+                pgrx::check_for_interrupts!();
+                let (quantizer, rows) = self.vectors.as_mut().expect("a quantized build");
+                vector.resize(quantizer.vector_size as usize, 0);
+                let tid = rows.read(n, &mut vector);
+                self.insert(row_value(codes, &vector, n), tid);
+                inserted += 1;
+            }
         }
     }
 
@@ -172,14 +302,28 @@ impl<'s> Participant<'s> {
             let _flush = header.flush_lock.exclusive();
             if !header.flushed.load(Ordering::Acquire) {
                 let tuples = header.indtuples.load(Ordering::Acquire) as i64;
-                flush_graph(
-                    self.rel,
-                    &self.graph,
-                    &self.checked,
-                    tuples,
-                    NoLongerFits::MaintenanceWorkMem,
-                    None,
-                );
+                let why = NoLongerFits::MaintenanceWorkMem;
+                match self.vectors.as_mut() {
+                    Some((quantizer, rows)) => {
+                        let mut read = |slot: u32, out: &mut [u8]| {
+                            rows.read(u64::from(slot), out);
+                        };
+                        let mut output = VectorOutput {
+                            quantizer: quantizer.clone(),
+                            vector: &mut read,
+                        };
+                        let graph = &self.graph;
+                        flush_graph(
+                            self.rel,
+                            graph,
+                            &self.checked,
+                            tuples,
+                            why,
+                            Some(&mut output),
+                        );
+                    }
+                    None => flush_graph(self.rel, &self.graph, &self.checked, tuples, why, None),
+                }
                 header.flushed.store(true, Ordering::Release);
             }
         }
@@ -223,6 +367,155 @@ impl<'s> Participant<'s> {
     }
 }
 
+/// A quantized build of `rel` in parallel when the table gets workers; `None` (nothing done)
+/// otherwise, and the caller builds serially.
+///
+/// # Safety
+///
+/// The arguments are ambuild's (`heap` may be null for an empty build).
+pub unsafe fn build_quantized(
+    rel: Relation,
+    support: &Support,
+    checked: BuildParams,
+    bits: u8,
+    heap: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
+) -> Option<(f64, i64)> {
+    if heap.is_null() {
+        return None;
+    }
+    code_kind(support, bits);
+    let quantized = QuantizedChunk::size(checked.dimensions as usize);
+    // SAFETY: per the contract.
+    let (parallel, _) = unsafe {
+        begin(rel, heap, index_info, quantized, |chunk| {
+            chunk.cast::<QuantizedChunk>().write(std::mem::zeroed());
+        })?
+    };
+    // SAFETY: the chunk was written by begin and lives in the segment as long as `parallel`.
+    let chunk = unsafe { &*parallel.chunk(1).cast::<QuantizedChunk>() };
+    // SAFETY: the file set's place in the build's segment; workers attach only once the rows
+    // are published, after this.
+    let files = unsafe { SharedFiles::init(chunk.files_ptr(), parallel.segment()) };
+    let mut levels = Levels::seeded_by_session_random();
+    // SAFETY: per the contract.
+    let mut loaded = unsafe {
+        load_rows(
+            rel,
+            support,
+            &checked,
+            bits,
+            Table { heap, index_info },
+            TempFile::create_shared(&files, ROWS_FILE),
+            &mut levels,
+        )
+    };
+    loaded.rows.file_mut().export();
+    chunk.publish(&loaded.quantizer, &loaded.rows);
+    let codes = Rc::new(CodeSpace::from_meta(&loaded.quantizer, loaded.dense));
+    let coded = support.clone().with_codes(codes.clone());
+    // SAFETY: the graph's chunk, initialized by begin, mapped until `parallel` is dropped.
+    let mut leader = unsafe { Participant::new(rel, &coded, checked, parallel.chunk(0), true) };
+    leader.vectors = Some((loaded.quantizer.clone(), loaded.rows));
+    if parallel.leader_participates {
+        let inserted = leader.insert_rows(chunk, &codes);
+        parallel.shared().finish_share(0.0, inserted);
+    }
+    let header = leader.header;
+    parallel.wait_for_shares_reporting(|| {
+        let done = header.indtuples.load(Ordering::Acquire) as i64;
+        report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, done);
+    });
+    if !header.flushed.load(Ordering::Acquire) {
+        let (quantizer, rows) = leader.vectors.as_mut().expect("set above");
+        let mut read = |slot: u32, out: &mut [u8]| {
+            rows.read(u64::from(slot), out);
+        };
+        let mut output = VectorOutput {
+            quantizer: quantizer.clone(),
+            vector: &mut read,
+        };
+        write_graph(
+            rel,
+            &leader.graph,
+            checked.params,
+            checked.dimensions,
+            checked.placement,
+            Some(&mut output),
+        );
+    }
+    let (_, total) = parallel.shared().totals();
+    drop(leader);
+    drop(parallel);
+    Some((loaded.reltuples, total))
+}
+
+/// Starts a parallel build of `rel` when the table gets workers: the graph's chunk, and a chunk
+/// of `extra` bytes (when not 0) that `fill_extra` writes; the build and the graph's area, or
+/// `None` when it runs without workers.
+///
+/// # Safety
+///
+/// The arguments are ambuild's; `heap` is not null.
+unsafe fn begin(
+    rel: Relation,
+    heap: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
+    extra: usize,
+    fill_extra: impl FnOnce(*mut u8),
+) -> Option<(ParallelBuild, usize)> {
+    let index = rel.raw();
+    // SAFETY: per the contract.
+    let workers = unsafe { compute_workers(heap, index) };
+    if workers <= 0 {
+        return None;
+    }
+    let area = area_bytes();
+    let chunk = arena_offset() + area;
+    // The segment holds the graph, the table scan's state and the query text besides.
+    if let Some(free) = shm_too_small(chunk + extra + MARGIN) {
+        pg_sys::panic::ErrorReport::new(
+            pgrx::PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+            "not enough shared memory for a parallel hnsw build".to_string(),
+            "build",
+        )
+        .set_detail(format!(
+            "The build needs {} MB in /dev/shm, which has {} MB free; building without parallel workers.",
+            megabytes((chunk + extra + MARGIN) as u64),
+            megabytes(free)
+        ))
+        .set_hint("Give /dev/shm more room (for a container, its shared memory size), or lower maintenance_work_mem.")
+        .report(pgrx::PgLogLevel::NOTICE);
+        return None;
+    }
+    // SAFETY: a plain bool GUC of the server, read by value.
+    let leader_participates = unsafe { pg_sys::parallel_leader_participation };
+    let sizes = [chunk, extra];
+    let sizes = if extra == 0 { &sizes[..1] } else { &sizes[..] };
+    // SAFETY: per the contract; the chunks are written before workers start.
+    let parallel = unsafe {
+        ParallelBuild::begin(
+            Plan {
+                entry: WORKER_ENTRY,
+                workers,
+                concurrent: (*index_info).ii_Concurrent,
+                sort: false,
+                leader_participates,
+            },
+            heap,
+            index,
+            MethodChunks { sizes },
+            |chunks| {
+                GraphHeader::init_at(chunks[0], area / 8);
+                if let Some(&at) = chunks.get(1) {
+                    fill_extra(at);
+                }
+            },
+        )?
+    };
+    Some((parallel, area))
+}
+
 /// Builds `rel` in parallel when the table gets workers; `None` (nothing done) otherwise, and
 /// the caller builds serially.
 ///
@@ -239,51 +532,8 @@ pub unsafe fn build(
     if heap.is_null() {
         return None;
     }
-    let index = rel.raw();
     // SAFETY: per the contract.
-    let workers = unsafe { compute_workers(heap, index) };
-    if workers <= 0 {
-        return None;
-    }
-    let area = area_bytes();
-    let chunk = arena_offset() + area;
-    // The segment holds the graph, the table scan's state and the query text besides.
-    if let Some(free) = shm_too_small(chunk + MARGIN) {
-        pg_sys::panic::ErrorReport::new(
-            pgrx::PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
-            "not enough shared memory for a parallel hnsw build".to_string(),
-            "build",
-        )
-        .set_detail(format!(
-            "The build needs {} MB in /dev/shm, which has {} MB free; building without parallel workers.",
-            megabytes((chunk + MARGIN) as u64),
-            megabytes(free)
-        ))
-        .set_hint("Give /dev/shm more room (for a container, its shared memory size), or lower maintenance_work_mem.")
-        .report(pgrx::PgLogLevel::NOTICE);
-        return None;
-    }
-    // SAFETY: a plain bool GUC of the server, read by value.
-    let leader_participates = unsafe { pg_sys::parallel_leader_participation };
-    // SAFETY: per the contract; the chunk is `chunk` bytes, its header written before workers
-    // start.
-    let parallel = unsafe {
-        ParallelBuild::begin(
-            Plan {
-                entry: WORKER_ENTRY,
-                workers,
-                concurrent: (*index_info).ii_Concurrent,
-                sort: false,
-                leader_participates,
-            },
-            heap,
-            index,
-            MethodChunks { sizes: &[chunk] },
-            |chunks| {
-                GraphHeader::init_at(chunks[0], area / 8);
-            },
-        )?
-    };
+    let (parallel, _) = unsafe { begin(rel, heap, index_info, 0, |_| {})? };
     // SAFETY: the graph's chunk, initialized by begin, mapped until `parallel` is dropped.
     let mut leader = unsafe { Participant::new(rel, support, checked, parallel.chunk(0), true) };
     if parallel.leader_participates {
@@ -333,11 +583,33 @@ pub unsafe extern "C-unwind" fn HnswParallelBuildMain(
         let rel = Relation::from_raw(index, Fork::Main);
         let support = Support::for_index(rel, Method::Hnsw);
         let checked = check_build(rel, &support);
-        let mut worker = Participant::new(rel, &support, checked, segment.chunk(0), false);
-        let (reltuples, indtuples) =
-            worker.scan_share(&support, heap, index_info, segment.table_scan(heap));
-        drop(worker);
-        shared.finish_share(reltuples, indtuples);
+        if let Some(bits) = options::quantization(rel) {
+            let chunk = &*segment.chunk(1).cast::<QuantizedChunk>();
+            chunk.wait_ready();
+            let files = SharedFiles::attach(chunk.files_ptr(), segment.segment());
+            let quantizer = chunk.quantizer();
+            let (dense, _) = code_kind(&support, bits);
+            let file =
+                TempFile::open_shared(&files, ROWS_FILE, chunk.file_bytes.load(Ordering::Acquire));
+            let rows = Rows::written(
+                file,
+                quantizer.vector_size as usize,
+                chunk.rows.load(Ordering::Acquire),
+            );
+            let codes = Rc::new(CodeSpace::from_meta(&quantizer, dense));
+            let coded = support.clone().with_codes(codes.clone());
+            let mut worker = Participant::new(rel, &coded, checked, segment.chunk(0), false);
+            worker.vectors = Some((quantizer, rows));
+            let indtuples = worker.insert_rows(chunk, &codes);
+            drop(worker);
+            shared.finish_share(0.0, indtuples);
+        } else {
+            let mut worker = Participant::new(rel, &support, checked, segment.chunk(0), false);
+            let (reltuples, indtuples) =
+                worker.scan_share(&support, heap, index_info, segment.table_scan(heap));
+            drop(worker);
+            shared.finish_share(reltuples, indtuples);
+        }
         pg_sys::index_close(index, index_lock);
         pg_sys::table_close(heap, heap_lock);
     }

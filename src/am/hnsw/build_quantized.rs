@@ -17,6 +17,7 @@
 //! and cosine, on `vector` and `halfvec`.
 
 use crate::am::hnsw::build::{flush_graph, report_progress, BuildParams, NoLongerFits, ScanState};
+use crate::am::hnsw::build_parallel;
 use crate::am::hnsw::insert::{insert_on_disk, Levels};
 use crate::am::shared::codes::{dense_floats, CodeSpace, Dense};
 use crate::am::shared::typeinfo::{Kernel, Support, Value};
@@ -54,7 +55,7 @@ pub fn code_kind(support: &Support, bits: u8) -> (Dense, CodeMetric) {
 }
 
 /// Bytes of a stored value of `dims` dimensions (a varlena with a 4-byte header).
-fn vector_size(dense: Dense, dims: u32) -> usize {
+pub fn vector_size(dense: Dense, dims: u32) -> usize {
     let element = match dense {
         Dense::F32 => 4,
         Dense::F16 => 2,
@@ -62,16 +63,47 @@ fn vector_size(dense: Dense, dims: u32) -> usize {
     8 + element * dims as usize
 }
 
-/// The rows of pass 1: heap TID and value, fixed size.
-struct Rows {
+/// The rows of pass 1 in a temporary file: heap TID and value, fixed size.
+pub struct Rows {
     file: TempFile,
     row: usize,
     count: u64,
-    sum: Vec<f64>,
 }
 
 impl Rows {
-    fn push(&mut self, dense: Dense, value: &[u8], tid: ItemPointer) {
+    /// An empty file of rows of `size`-byte values.
+    pub fn new(file: TempFile, size: usize) -> Self {
+        Rows {
+            file,
+            row: ROW_HEADER + size,
+            count: 0,
+        }
+    }
+
+    /// The `count` rows of `size`-byte values another process wrote to `file`.
+    pub fn written(file: TempFile, size: usize, count: u64) -> Self {
+        Rows {
+            file,
+            row: ROW_HEADER + size,
+            count,
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Bytes of the file.
+    pub fn bytes(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// The file, for a parallel build to export.
+    pub fn file_mut(&mut self) -> &mut TempFile {
+        &mut self.file
+    }
+
+    fn push(&mut self, value: &[u8], tid: ItemPointer) {
         if value.len() + ROW_HEADER != self.row {
             pgrx::error!(
                 "hnsw build: a value of {} bytes in a column of {}-byte values",
@@ -84,16 +116,11 @@ impl Rows {
         header[4..6].copy_from_slice(&tid.offset.to_ne_bytes());
         self.file.append(&header);
         self.file.append(value);
-        if let Some(x) = dense_floats(dense, value) {
-            for (s, v) in self.sum.iter_mut().zip(x) {
-                *s += f64::from(v);
-            }
-        }
         self.count += 1;
     }
 
     /// Row `n`'s value into `out` (its heap TID returned).
-    fn read(&mut self, n: u64, out: &mut [u8]) -> ItemPointer {
+    pub fn read(&mut self, n: u64, out: &mut [u8]) -> ItemPointer {
         let mut header = [0u8; ROW_HEADER];
         self.file.read_at(n * self.row as u64, &mut header);
         self.file.read_next(out);
@@ -102,15 +129,86 @@ impl Rows {
             u16::from_ne_bytes(header[4..6].try_into().unwrap()),
         )
     }
+}
 
-    fn centroid(&self) -> Vec<f32> {
-        let n = self.count.max(1) as f64;
-        self.sum.iter().map(|s| (s / n) as f32).collect()
+/// What pass 1 leaves: the rows, the heap tuples seen, and the quantizer fixed from them.
+pub struct Loaded {
+    pub rows: Rows,
+    pub reltuples: f64,
+    pub quantizer: QuantizerMeta,
+    pub dense: Dense,
+}
+
+/// The table a build reads: `heap` null for an empty build (an INIT fork).
+#[derive(Clone, Copy)]
+pub struct Table {
+    pub heap: pg_sys::Relation,
+    pub index_info: *mut pg_sys::IndexInfo,
+}
+
+/// Pass 1: every indexable value of the table into `file`; then the quantizer, with the mean as
+/// its centroid and the rotation's seed drawn from `levels`.
+///
+/// # Safety
+///
+/// `table` is the build's.
+pub unsafe fn load_rows(
+    rel: Relation,
+    support: &Support,
+    checked: &BuildParams,
+    bits: u8,
+    table: Table,
+    file: TempFile,
+    levels: &mut Levels,
+) -> Loaded {
+    let Table { heap, index_info } = table;
+    let (dense, metric) = code_kind(support, bits);
+    let size = vector_size(dense, checked.dimensions);
+    let mut rows = Rows::new(file, size);
+    let mut sum = vec![0f64; checked.dimensions as usize];
+    let reltuples = if heap.is_null() {
+        0.0
+    } else {
+        let mut keep = |value: Value, tid: ItemPointer| {
+            let bytes = value.bytes().expect("indexed values are not NULL");
+            rows.push(bytes, tid);
+            if let Some(x) = dense_floats(dense, bytes) {
+                for (s, v) in sum.iter_mut().zip(x) {
+                    *s += f64::from(v);
+                }
+            }
+        };
+        let mut scan = ScanState::new(support, &mut keep);
+        // SAFETY: per the contract.
+        unsafe { scan.scan(heap, rel.raw(), index_info, std::ptr::null_mut(), true) }
+    };
+    let n = rows.count.max(1) as f64;
+    let centroid: Vec<f32> = sum.iter().map(|s| (s / n) as f32).collect();
+    let quantizer = QuantizerMeta {
+        bits,
+        metric,
+        seed: levels.draw_seed(),
+        vector_insert_page: NO_VECTOR_PAGE,
+        vector_size: size as u32,
+        centroid: QuantizerMeta::stored_centroid(&centroid),
+    };
+    Loaded {
+        rows,
+        reltuples,
+        quantizer,
+        dense,
     }
 }
 
+/// The value a build inserts for row `n` of the file: the vector, with its code record naming
+/// the vector by its row until the write-out places it.
+pub fn row_value(codes: &CodeSpace, vector: &[u8], n: u64) -> Value {
+    let record = codes.record(vector, ItemPointer::new(n as u32, 0));
+    Value::from_bytes(vector).with_record(record)
+}
+
 /// A quantized build of `rel` from `heap` (null for an INIT fork): the heap tuples seen and the
-/// tuples indexed.
+/// tuples indexed. With parallel workers, see [`crate::am::hnsw::build_parallel`].
 ///
 /// # Safety
 ///
@@ -123,38 +221,31 @@ pub unsafe fn build(
     heap: pg_sys::Relation,
     index_info: *mut pg_sys::IndexInfo,
 ) -> (f64, i64) {
-    let (dense, metric) = code_kind(support, bits);
-    let size = vector_size(dense, checked.dimensions);
-    let mut rows = Rows {
-        file: TempFile::create(),
-        row: ROW_HEADER + size,
-        count: 0,
-        sum: vec![0.0; checked.dimensions as usize],
-    };
-    let reltuples = if heap.is_null() {
-        0.0
-    } else {
-        let mut keep = |value: Value, tid: ItemPointer| {
-            rows.push(
-                dense,
-                value.bytes().expect("indexed values are not NULL"),
-                tid,
-            );
-        };
-        let mut scan = ScanState::new(support, &mut keep);
-        // SAFETY: per the contract.
-        unsafe { scan.scan(heap, rel.raw(), index_info, std::ptr::null_mut(), true) }
-    };
-
+    // SAFETY: per the contract.
+    let parallel =
+        unsafe { build_parallel::build_quantized(rel, support, checked, bits, heap, index_info) };
+    if let Some(counts) = parallel {
+        return counts;
+    }
     let mut levels = Levels::seeded_by_session_random();
-    let quantizer = QuantizerMeta {
-        bits,
-        metric,
-        seed: levels.draw_seed(),
-        vector_insert_page: NO_VECTOR_PAGE,
-        vector_size: size as u32,
-        centroid: QuantizerMeta::stored_centroid(&rows.centroid()),
+    // SAFETY: per the contract.
+    let Loaded {
+        mut rows,
+        reltuples,
+        quantizer,
+        dense,
+    } = unsafe {
+        load_rows(
+            rel,
+            support,
+            &checked,
+            bits,
+            Table { heap, index_info },
+            TempFile::create(),
+            &mut levels,
+        )
     };
+    let size = quantizer.vector_size as usize;
     let codes = Rc::new(CodeSpace::from_meta(&quantizer, dense));
     let coded = support.clone().with_codes(codes.clone());
     let params = checked.params;
@@ -163,10 +254,11 @@ pub unsafe fn build(
     let mut disk: Option<PageGraphWriter> = None;
     let mut vector = vec![0u8; size];
     let mut indtuples = 0i64;
-    for n in 0..rows.count {
+    for n in 0..rows.count() {
         pgrx::check_for_interrupts!();
         let tid = rows.read(n, &mut vector);
         let level = levels.draw(params.m);
+        let value = row_value(&codes, &vector, n);
         if disk.is_none() {
             let why = if graph.arena_bytes() >= memory_limit {
                 Some(NoLongerFits::MaintenanceWorkMem)
@@ -180,10 +272,8 @@ pub unsafe fn build(
             };
             match why {
                 None => {
-                    // The code record names its vector by its row until the write-out.
-                    let record = codes.record(&vector, ItemPointer::new(n as u32, 0));
                     let element = NewElement {
-                        value: Value::from_bytes(&vector).with_record(record),
+                        value,
                         heap_tid: tid,
                         level,
                     };
@@ -206,7 +296,7 @@ pub unsafe fn build(
             }
         }
         if let Some(writer) = disk.as_mut() {
-            insert_on_disk(writer, Value::from_bytes(&vector), tid, level);
+            insert_on_disk(writer, value, tid, level);
         }
         indtuples += 1;
         report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, indtuples);

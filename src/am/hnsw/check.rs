@@ -79,6 +79,12 @@ fn report(target: &CheckTarget, s: &vector_check::hnsw::Summary) {
             c.unreachable, s.live_elements
         ));
     }
+    if c.orphan_vectors > 0 {
+        notice(format!(
+            "index \"{name}\" has {} vector slots in use by no element",
+            c.orphan_vectors
+        ));
+    }
     if c.above_entry_level > 0 || c.links_above_target_level > 0 || c.orphan_neighbor_tuples > 0 {
         notice(format!(
             "index \"{name}\" has {} elements above the entry point's level, {} links above their target's level and {} neighbor tuples of no element",

@@ -144,9 +144,10 @@ fn dimension_mismatch(expected: usize, value: &[u8]) -> ! {
         .map(|v| v.x.len())
         .or_else(|_| DenseRef::<half::f16>::read(value).map(|v| v.x.len()))
         .unwrap_or(0);
+    // The query's first, as the distance functions order them.
     pgrx::ereport!(
         ERROR,
         pgrx::PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-        format!("different vector dimensions {expected} and {found}")
+        format!("different vector dimensions {found} and {expected}")
     );
 }

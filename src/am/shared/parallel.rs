@@ -234,6 +234,12 @@ impl ParallelBuild {
         unsafe { &*self.shared }
     }
 
+    /// The build's segment.
+    pub fn segment(&self) -> *mut pg_sys::dsm_segment {
+        // SAFETY: begin made the context with a segment (it returns None otherwise).
+        unsafe { (*self.pcxt).seg }
+    }
+
     /// Chunk `i` of the method, mapped as long as `self` lives.
     pub fn chunk(&self, i: u64) -> *mut u8 {
         // SAFETY: begin inserted every method chunk into the context's table of contents.
@@ -360,6 +366,11 @@ impl WorkerSegment {
     pub fn shared(&self) -> &SharedBuild {
         // SAFETY: the leader inserted the shared state under this key before launching.
         unsafe { &*pg_sys::shm_toc_lookup(self.toc, KEY_SHARED, false).cast::<SharedBuild>() }
+    }
+
+    /// The build's segment.
+    pub fn segment(&self) -> *mut pg_sys::dsm_segment {
+        self.seg
     }
 
     /// Chunk `i` of the method.

