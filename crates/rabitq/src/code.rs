@@ -7,8 +7,8 @@
 //! residual: `k = min(⌊t·|r̂ᵢ|⌋, 2^(b−1) − 1)` for the scale `t` that maximizes the cosine
 //! between `y` and `r̂`, found by a grid search that tests show within 0.1% of the exact optimum.
 //!
-//! Codes are stored as bit planes (see [`crate::planes`]) so that one popcount kernel serves
-//! every width.
+//! Codes are stored as bit planes (see `vector_distance::codes`) so that one popcount kernel
+//! serves every width.
 
 use bitvec::prelude::*;
 
@@ -85,7 +85,7 @@ fn cosine_at(a: &[f32], t: f32, max_k: u32) -> f64 {
     f64::from(ip) / f64::from(sq).sqrt()
 }
 
-/// The exact optimum of [`levels`]' search, by a sweep over every scale where a level changes
+/// The exact optimum of the levels' search, by a sweep over every scale where a level changes
 /// (`O(D·2^b log(D·2^b))`: tests measure the grid search against it).
 pub fn best_cosine_exact(a: &[f32], max_k: u32) -> f64 {
     let mut events: Vec<(f32, usize)> = Vec::new();

@@ -46,7 +46,7 @@ impl CodeGraph {
         }
     }
 
-    fn value(&self, v: &[f32]) -> Value {
+    fn new_value(&self, v: &[f32]) -> Value {
         let mut code = vec![0u8; self.q.code_bytes()];
         let factors = self.q.encode(v, &mut code);
         Value::New {
@@ -216,7 +216,7 @@ fn recalls(bits: u32, n: usize, dims: usize, ef: usize) -> (f64, f64) {
     let mut levels = SplitMix64::new(6);
     for (i, v) in rows.iter().enumerate() {
         let level = draw_level(&mut || levels.next_f64(), PARAMS.m);
-        let value = graph.value(v);
+        let value = graph.new_value(v);
         let element = NewElement {
             value,
             heap_tid: i as u64,
@@ -231,7 +231,7 @@ fn recalls(bits: u32, n: usize, dims: usize, ef: usize) -> (f64, f64) {
     let (mut quantized_recall, mut exact_recall) = (0.0, 0.0);
     for query in queries {
         let truth = exact_top(rows, query, 10);
-        let value = graph.value(query);
+        let value = graph.new_value(query);
         let (candidates, _) = search(&mut graph, &value, ef);
         let mut reranked: Vec<(f64, u32)> = candidates
             .iter()
@@ -246,6 +246,85 @@ fn recalls(bits: u32, n: usize, dims: usize, ef: usize) -> (f64, f64) {
     }
     let q = queries.len() as f64;
     (quantized_recall / q, exact_recall / q)
+}
+
+/// Where recall goes, on real embeddings (`RABITQ_DATA`: float32 rows, `RABITQ_DIMS`): the graph
+/// built on codes or on exact distances, walked on codes (then reranked) or exactly.
+/// `cargo test --release -p vector-rabitq --test graph -- --ignored --nocapture where_recall_goes`
+#[test]
+#[ignore]
+fn where_recall_goes() {
+    let Ok(path) = std::env::var("RABITQ_DATA") else {
+        return;
+    };
+    let dims: usize = std::env::var("RABITQ_DIMS").map_or(384, |d| d.parse().unwrap());
+    let n: usize = std::env::var("RABITQ_N").map_or(20000, |d| d.parse().unwrap());
+    let bytes = std::fs::read(path).unwrap();
+    let floats: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    // Without duplicates, so that every graph has one element per row.
+    let mut seen = std::collections::HashSet::new();
+    let rows: Vec<Vec<f32>> = floats
+        .chunks_exact(dims)
+        .filter(|r| seen.insert(r.iter().map(|x| x.to_bits()).collect::<Vec<_>>()))
+        .take(n + 200)
+        .map(|r| r.to_vec())
+        .collect();
+    let (rows, queries) = rows.split_at(n);
+    let owned = rows.to_vec();
+    let mut levels = SplitMix64::new(6);
+    let mut exact = InMemoryGraph::build(&owned, &PARAMS, l2_squared, &mut || levels.next_f64()).0;
+    for bits in [1u32, 2, 4] {
+        let quantizer = Quantizer::new(dims, bits, Metric::L2Squared, mean(rows), 5);
+        let mut coded = CodeGraph::new(quantizer.clone(), PARAMS.m);
+        let mut levels = SplitMix64::new(6);
+        for (i, v) in rows.iter().enumerate() {
+            let level = draw_level(&mut || levels.next_f64(), PARAMS.m);
+            let value = coded.new_value(v);
+            insert(&mut coded, NewElement { value, heap_tid: i as u64, level }, &PARAMS);
+        }
+        // The exact graph's links walked on codes: a code graph with its lists.
+        let mut walked = CodeGraph::new(quantizer.clone(), PARAMS.m);
+        for (i, v) in rows.iter().enumerate() {
+            let mut code = vec![0u8; quantizer.code_bytes()];
+            let f = quantizer.encode(v, &mut code);
+            walked.codes.push((code, f));
+            walked.levels.push(exact.level(i as u32));
+            walked.layers.push(exact.layers(i as u32).to_vec());
+        }
+        walked.entry = exact.entry();
+        // The code graph's links walked exactly.
+        let nodes = coded.levels.iter().copied().zip(coded.layers.iter().cloned()).collect();
+        let mut exact_walk =
+            InMemoryGraph::from_parts(PARAMS.m, l2_squared, owned.clone(), nodes, coded.entry);
+        for ef in [40usize, 80] {
+            let mut r = [0.0f64; 4];
+            for query in queries {
+                let truth = exact_top(rows, query, 10);
+                let (c, _) = search(&mut exact, &query.to_vec(), ef);
+                r[0] += recall(&c.iter().take(10).map(|c| c.id).collect::<Vec<_>>(), &truth);
+                for (k, g) in [(1, &mut coded), (2, &mut walked)] {
+                    let value = g.new_value(query);
+                    let (c, _) = search(g, &value, ef);
+                    let mut rr: Vec<(f64, u32)> = c
+                        .iter()
+                        .map(|c| (l2_squared(query, &rows[c.id as usize]), c.id))
+                        .collect();
+                    rr.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    r[k] += recall(&rr.iter().take(10).map(|x| x.1).collect::<Vec<_>>(), &truth);
+                }
+                let (c, _) = search(&mut exact_walk, &query.to_vec(), ef);
+                r[3] += recall(&c.iter().take(10).map(|c| c.id).collect::<Vec<_>>(), &truth);
+            }
+            let q = queries.len() as f64;
+            println!(
+                "bits {bits} ef {ef}: exact graph+walk {:.4}, code graph+code walk {:.4}, exact graph+code walk {:.4}, code graph+exact walk {:.4}",
+                r[0] / q, r[1] / q, r[2] / q, r[3] / q
+            );
+        }
+    }
 }
 
 /// Clustered points are the hard case for codes: within a cluster every point is about as far
