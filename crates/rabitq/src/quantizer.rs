@@ -3,10 +3,12 @@
 //!
 //! A vector `o` is stored as the code of `r = P(o − c)` (centroid `c`, rotation `P`) and its
 //! [`Factors`]. For any `x`, `⟨o − c, x⟩ = ⟨r, P x⟩ ≈ s · ⟨y, P x⟩` (RaBitQ's estimator, unbiased
-//! over the choice of rotation), so:
+//! over the choice of rotation). Queries are centred too, `x = q − c`, since the error grows with
+//! `‖x‖`:
 //!
-//! * squared L2: `‖o − q‖² = ρ² + ‖q − c‖² − 2⟨o − c, q − c⟩`, with `x = q − c`;
-//! * negative inner product: `−⟨o, q⟩ = −(⟨o − c, q⟩ + ⟨c, q⟩)`, with `x = q`.
+//! * squared L2: `‖o − q‖² = ρ² + ‖q − c‖² − 2⟨o − c, q − c⟩`;
+//! * negative inner product: `−⟨o, q⟩ = −(⟨o − c, q − c⟩ + ⟨o − c, c⟩ + ⟨c, q⟩)`, where
+//!   `⟨o − c, c⟩` is stored with the code.
 //!
 //! A query is rotated once and its coordinates quantized to [`QUERY_BITS`]-bit levels, so that
 //! `⟨y, P x⟩` is an integer bit-plane dot product (`vector_distance::codes`) plus per-query
@@ -174,24 +176,18 @@ impl Quantizer {
     /// Prepares `query` (`dims` values) for [`Self::distance`].
     pub fn prepare(&self, query: &[f32]) -> QueryCode {
         assert_eq!(query.len(), self.dims, "a query of another size");
-        let (mut x, constant): (Vec<f32>, f64) = match self.metric {
-            Metric::L2Squared => {
-                let x: Vec<f32> = query
-                    .iter()
-                    .zip(&self.centroid)
-                    .map(|(&q, &c)| q - c)
-                    .collect();
-                let sq = x.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
-                (x, sq)
-            }
-            Metric::NegativeInnerProduct => {
-                let dot = query
-                    .iter()
-                    .zip(&self.centroid)
-                    .map(|(&q, &c)| f64::from(q) * f64::from(c))
-                    .sum();
-                (query.to_vec(), dot)
-            }
+        let mut x: Vec<f32> = query
+            .iter()
+            .zip(&self.centroid)
+            .map(|(&q, &c)| q - c)
+            .collect();
+        let constant = match self.metric {
+            Metric::L2Squared => x.iter().map(|&v| f64::from(v) * f64::from(v)).sum(),
+            Metric::NegativeInnerProduct => query
+                .iter()
+                .zip(&self.centroid)
+                .map(|(&q, &c)| f64::from(q) * f64::from(c))
+                .sum(),
         };
         self.rotation.apply(&mut x);
         let low = x.iter().fold(f32::INFINITY, |m, &v| m.min(v));
@@ -246,7 +242,9 @@ impl Quantizer {
                 let norm = f64::from(factors.norm);
                 norm * norm + query.constant - 2.0 * dot
             }
-            Metric::NegativeInnerProduct => -(dot + query.constant),
+            Metric::NegativeInnerProduct => {
+                -(dot + f64::from(factors.centroid_dot) + query.constant)
+            }
         }
     }
 

@@ -283,7 +283,15 @@ fn where_recall_goes() {
         for (i, v) in rows.iter().enumerate() {
             let level = draw_level(&mut || levels.next_f64(), PARAMS.m);
             let value = coded.new_value(v);
-            insert(&mut coded, NewElement { value, heap_tid: i as u64, level }, &PARAMS);
+            insert(
+                &mut coded,
+                NewElement {
+                    value,
+                    heap_tid: i as u64,
+                    level,
+                },
+                &PARAMS,
+            );
         }
         // The exact graph's links walked on codes: a code graph with its lists.
         let mut walked = CodeGraph::new(quantizer.clone(), PARAMS.m);
@@ -296,7 +304,12 @@ fn where_recall_goes() {
         }
         walked.entry = exact.entry();
         // The code graph's links walked exactly.
-        let nodes = coded.levels.iter().copied().zip(coded.layers.iter().cloned()).collect();
+        let nodes = coded
+            .levels
+            .iter()
+            .copied()
+            .zip(coded.layers.iter().cloned())
+            .collect();
         let mut exact_walk =
             InMemoryGraph::from_parts(PARAMS.m, l2_squared, owned.clone(), nodes, coded.entry);
         for ef in [40usize, 80] {
