@@ -9,13 +9,18 @@
 //!
 //! | words | what |
 //! |---|---|
-//! | 0–1 | the element's lock (parallel builds) |
-//! | 2 | record length in words, level, number of heap TIDs |
-//! | 3 | value length in bytes, value start in words |
-//! | 4 | bit `l`: the cached flags of layer `l` can be trusted |
-//! | 5, 6 | where the write-out put the element tuple and its neighbor tuple |
-//! | 7–16 | up to [`HEAPTIDS`] heap TIDs (rows with equal values share an element) |
-//! | 17… | `(level + 2) * m` neighbor slots as in the neighbor tuple (top layer first, layer 0 last with `2 * m`): a neighbor id and its distance to this element, unused slots [`NO_ELEMENT`]; then one byte per slot, the neighbor selection's cached flag; then the value (varlena bytes, header included) |
+//! | 0 | record length in words, level, number of heap TIDs |
+//! | 1 | value length in bytes |
+//! | 2… | the value (varlena bytes, header included), then from its end on (the record's tail): |
+//! | +0, +1 | the element's lock (parallel builds) |
+//! | +2 | bit `l`: the cached flags of layer `l` can be trusted |
+//! | +3, +4 | where the write-out put the element tuple and its neighbor tuple |
+//! | +5 … +14 | up to [`HEAPTIDS`] heap TIDs (rows with equal values share an element) |
+//! | +15… | `(level + 2) * m` neighbor slots as in the neighbor tuple (top layer first, layer 0 last with `2 * m`): a neighbor id and its distance to this element, unused slots [`NO_ELEMENT`]; then one byte per slot, the neighbor selection's cached flag |
+//!
+//! The value comes first, at the same place in every record, so that a search can ask the CPU
+//! for the values of the elements it is about to compare knowing only their ids (a value after
+//! the slots would first need the record's header, itself a cache miss).
 //!
 //! Distances and flags are kept beside the slots as pgvector's build keeps them, so a back-link
 //! into a full list costs a few distances instead of a reload and a whole selection
@@ -46,25 +51,27 @@ use vector_hnsw::{GraphStore, GraphWrite};
 /// An unused neighbor slot.
 pub const NO_ELEMENT: u32 = u32::MAX;
 
-// Words of a record (see the module comment).
+// Words of a record (see the module comment): the head, then the value.
+const INFO: usize = 0;
+const VALUE: usize = 1;
+const VALUE_START: usize = 2;
+// Words of the tail, after the value.
 const LOCK: usize = 0;
-const INFO: usize = 2;
-const VALUE: usize = 3;
-const CLOSER_SET: usize = 4;
-const PAGE_TID: usize = 5;
-const NEIGHBOR_TID: usize = 6;
-const HEAP_TIDS: usize = 7;
+const CLOSER_SET: usize = 2;
+const PAGE_TID: usize = 3;
+const NEIGHBOR_TID: usize = 4;
+const HEAP_TIDS: usize = 5;
 const SLOTS: usize = HEAP_TIDS + HEAPTIDS;
-const _: () = assert!(SHARED_LOCK_SIZE <= 8 * (INFO - LOCK));
+const _: () = assert!(SHARED_LOCK_SIZE <= 8 * (CLOSER_SET - LOCK));
 
 const EMPTY_SLOT: u64 = NO_ELEMENT as u64;
 
 /// Words of a record for an element of `level` with a value of `value_len` bytes; where its
-/// value starts.
+/// tail starts.
 fn record_words(level: u8, m: usize, value_len: usize) -> (usize, usize) {
     let slots = neighbor_count(level, m);
-    let value_start = SLOTS + slots + slots.div_ceil(8);
-    (value_start + value_len.div_ceil(8), value_start)
+    let tail = VALUE_START + value_len.div_ceil(8);
+    (tail + SLOTS + slots + slots.div_ceil(8), tail)
 }
 
 fn pack_tid(tid: ItemPointer) -> u64 {
@@ -348,8 +355,11 @@ impl Region for SharedRegion<'_> {
     }
 }
 
-/// How many elements ahead of the distance being computed `load` prefetches values.
-const AHEAD: usize = 2;
+/// How many elements ahead of the distance being computed `load` prefetches values: their
+/// addresses need no load of their own, so the misses of several overlap.
+const AHEAD: usize = 8;
+/// Bytes of a value prefetched at most.
+const MAX_PREFETCH: usize = 4096;
 
 /// A build graph over a region.
 pub struct BuildGraph<'s, R: Region> {
@@ -432,10 +442,16 @@ impl<'s, R: Region> BuildGraph<'s, R> {
         unsafe { self.word(id, at).write(value) }
     }
 
+    /// Where the record's tail (after its value) starts, in words.
+    #[inline]
+    fn tail(&self, id: u32) -> usize {
+        VALUE_START + (self.read(id, VALUE) as u32 as usize).div_ceil(8)
+    }
+
     fn element_lock(&self, id: u32) -> &SharedLock {
-        // SAFETY: words LOCK.. of a record hold its lock, initialized when the record was
-        // written (parallel builds only call this).
-        unsafe { SharedLock::at(self.word(id, LOCK).cast()) }
+        // SAFETY: words LOCK.. of a record's tail hold its lock, initialized when the record
+        // was written (parallel builds only call this).
+        unsafe { SharedLock::at(self.word(id, self.tail(id) + LOCK).cast()) }
     }
 
     fn share(&self, id: u32) -> Option<LockGuard<'_>> {
@@ -461,11 +477,20 @@ impl<'s, R: Region> BuildGraph<'s, R> {
 
     /// The stored value of element `id` (varlena bytes).
     pub fn value_bytes(&self, id: u32) -> &[u8] {
-        let packed = self.read(id, VALUE);
-        let (len, start) = (packed as u32 as usize, (packed >> 32) as usize);
-        // SAFETY: the record's words from `start` on hold `len` initialized value bytes, which
-        // never change once the record is reachable; u8 has no alignment requirement.
-        unsafe { std::slice::from_raw_parts(self.word(id, start).cast::<u8>(), len) }
+        let len = self.read(id, VALUE) as u32 as usize;
+        // SAFETY: the record's words from VALUE_START on hold `len` initialized value bytes,
+        // which never change once the record is reachable; u8 has no alignment requirement.
+        unsafe { std::slice::from_raw_parts(self.word(id, VALUE_START).cast::<u8>(), len) }
+    }
+
+    /// Asks the CPU for the head and the first `bytes` of the value of element `id`, knowing
+    /// only its id (the value is at the same place in every record).
+    fn prefetch_value(&self, id: u32, bytes: usize) {
+        // SAFETY: the record of `id` holds its head and value; a prefetch reads nothing.
+        let head = unsafe {
+            std::slice::from_raw_parts(self.word(id, INFO).cast::<u8>(), 8 * VALUE_START + bytes)
+        };
+        prefetch_lines(head);
     }
 
     /// The slots of `layer`, as word indexes in the record.
@@ -474,15 +499,16 @@ impl<'s, R: Region> BuildGraph<'s, R> {
         if layer > level {
             return None;
         }
-        let start = SLOTS + usize::from(level - layer) * self.m;
+        let start = self.tail(id) + SLOTS + usize::from(level - layer) * self.m;
         Some(start..start + layer_m(self.m, layer))
     }
 
     fn closer_byte(&self, id: u32, slot: usize) -> *mut u8 {
         let slots = neighbor_count(self.level(id), self.m);
+        let first = self.tail(id) + SLOTS;
         // SAFETY: the flags follow the record's slots, one byte per slot (`slot` is a word
         // index among them).
-        unsafe { self.word(id, SLOTS + slots).cast::<u8>().add(slot - SLOTS) }
+        unsafe { self.word(id, first + slots).cast::<u8>().add(slot - first) }
     }
 
     /// Elements in the order they were added.
@@ -500,7 +526,8 @@ impl<'s, R: Region> BuildGraph<'s, R> {
     /// The element's heap TIDs, in the order they were added.
     pub fn heap_tids(&self, id: u32, out: &mut Vec<ItemPointer>) {
         out.clear();
-        out.extend((0..self.heap_tid_count(id)).map(|i| unpack_tid(self.read(id, HEAP_TIDS + i))));
+        let at = self.tail(id) + HEAP_TIDS;
+        out.extend((0..self.heap_tid_count(id)).map(|i| unpack_tid(self.read(id, at + i))));
     }
 
     /// The neighbor ids of `id` on `layer`, in stored order (for the write-out: the build's
@@ -519,20 +546,23 @@ impl<'s, R: Region> BuildGraph<'s, R> {
     pub fn slots(&self, id: u32, out: &mut Vec<u32>) {
         out.clear();
         let slots = neighbor_count(self.level(id), self.m);
-        out.extend((SLOTS..SLOTS + slots).map(|w| self.read(id, w) as u32));
+        let first = self.tail(id) + SLOTS;
+        out.extend((first..first + slots).map(|w| self.read(id, w) as u32));
     }
 
     /// Records where the write-out puts the element's tuples.
     pub fn set_page_tids(&self, id: u32, element: ItemPointer, neighbors: ItemPointer) {
-        self.write(id, PAGE_TID, pack_tid(element));
-        self.write(id, NEIGHBOR_TID, pack_tid(neighbors));
+        let tail = self.tail(id);
+        self.write(id, tail + PAGE_TID, pack_tid(element));
+        self.write(id, tail + NEIGHBOR_TID, pack_tid(neighbors));
     }
 
     /// Where the write-out puts the element tuple and its neighbor tuple.
     pub fn page_tids(&self, id: u32) -> (ItemPointer, ItemPointer) {
+        let tail = self.tail(id);
         (
-            unpack_tid(self.read(id, PAGE_TID)),
-            unpack_tid(self.read(id, NEIGHBOR_TID)),
+            unpack_tid(self.read(id, tail + PAGE_TID)),
+            unpack_tid(self.read(id, tail + NEIGHBOR_TID)),
         )
     }
 
@@ -584,17 +614,23 @@ impl<R: Region> GraphStore for BuildGraph<'_, R> {
     }
 
     fn load(&mut self, query: &Value, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
+        // Values of one column are as long as the query's stored form (a sparsevec's vary: then
+        // this is a guess, and only a prefetch depends on it).
+        let value_len = query
+            .stored_bytes()
+            .map_or(0, <[u8]>::len)
+            .min(MAX_PREFETCH);
         let query = self.support.prepare(query);
-        // The batch is known up front: fetch the next element's value into the cache while
+        // The batch is known up front: fetch the next elements' values into the cache while
         // the distance to the current one is computed.
         for &id in ids.iter().take(AHEAD) {
-            prefetch_lines(self.value_bytes(id));
+            self.prefetch_value(id, value_len);
         }
         // Four at a time: the kernel overlaps them (same results as one by one).
         let mut distances = [0f64; 4];
         for (k, chunk) in ids.chunks(4).enumerate() {
             for &next in ids.iter().skip(k * 4 + AHEAD).take(chunk.len()) {
-                prefetch_lines(self.value_bytes(next));
+                self.prefetch_value(next, value_len);
             }
             let mut values: [&[u8]; 4] = [&[]; 4];
             for (value, &id) in values.iter_mut().zip(chunk) {
@@ -668,24 +704,25 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
             .stored_bytes()
             .expect("indexed values are not NULL");
         let level = element.level;
-        let (words, value_start) = record_words(level, self.m, bytes.len());
+        let (words, tail) = record_words(level, self.m, bytes.len());
         let Some(at) = self.region.allocate(words) else {
             // Serial builds reserve the record first, parallel ones keep pgvector's margin.
             pgrx::error!("hnsw allocator out of memory");
         };
         let id = at as u32;
+        let info = words as u64 | (u64::from(level) << 32) | (1 << 40);
+        self.write(id, INFO, info);
+        self.write(id, VALUE, bytes.len() as u64);
+        debug_assert_eq!(self.tail(id), tail);
         if R::SHARED {
             self.element_lock(id).init();
         }
-        let info = words as u64 | (u64::from(level) << 32) | (1 << 40);
-        self.write(id, INFO, info);
-        self.write(id, VALUE, bytes.len() as u64 | ((value_start as u64) << 32));
-        self.write(id, CLOSER_SET, 0);
-        self.write(id, PAGE_TID, pack_tid(ItemPointer::INVALID));
-        self.write(id, NEIGHBOR_TID, pack_tid(ItemPointer::INVALID));
-        self.write(id, HEAP_TIDS, pack_tid(element.heap_tid));
+        self.write(id, tail + CLOSER_SET, 0);
+        self.write(id, tail + PAGE_TID, pack_tid(ItemPointer::INVALID));
+        self.write(id, tail + NEIGHBOR_TID, pack_tid(ItemPointer::INVALID));
+        self.write(id, tail + HEAP_TIDS, pack_tid(element.heap_tid));
         let slots = neighbor_count(level, self.m);
-        for w in SLOTS..SLOTS + slots {
+        for w in tail + SLOTS..tail + SLOTS + slots {
             self.write(id, w, EMPTY_SLOT);
             // SAFETY: the flag bytes of this new record, written before anyone can reach it.
             unsafe { self.closer_byte(id, w).write(0) };
@@ -698,7 +735,7 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
         }
         // SAFETY: the record's value words, inside the record just allocated.
         let value = unsafe {
-            std::slice::from_raw_parts_mut(self.word(id, value_start).cast::<u8>(), bytes.len())
+            std::slice::from_raw_parts_mut(self.word(id, VALUE_START).cast::<u8>(), bytes.len())
         };
         value.copy_from_slice(bytes);
         if R::SHARED {
@@ -745,7 +782,8 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
             });
         }
         let bit = 1u64 << layer;
-        let mut closer_set = self.read(id, CLOSER_SET) & bit != 0;
+        let closer_word = self.tail(id) + CLOSER_SET;
+        let mut closer_set = self.read(id, closer_word) & bit != 0;
         let link = Link {
             id: new.id,
             distance: new.distance as f32,
@@ -768,7 +806,7 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
             unsafe { self.closer_byte(id, w).write(u8::from(l.closer)) };
         }
         if closer_set {
-            self.write(id, CLOSER_SET, self.read(id, CLOSER_SET) | bit);
+            self.write(id, closer_word, self.read(id, closer_word) | bit);
         }
         drop(lock);
         self.links = links;
@@ -819,7 +857,7 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
         if count >= HEAPTIDS {
             return Duplicate::NoRoom;
         }
-        self.write(id, HEAP_TIDS + count, pack_tid(heap_tid));
+        self.write(id, self.tail(id) + HEAP_TIDS + count, pack_tid(heap_tid));
         let info = self.read(id, INFO) & !(0xff << 40);
         self.write(id, INFO, info | (((count + 1) as u64) << 40));
         Duplicate::Added
