@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Seeded damage to an hnsw or ivfflat index file (pgvector 0.8.6's formats), for
-tests/corrupt_pages.sh.
+"""Seeded damage to an hnsw or ivfflat index file (pgvector 0.8.6's formats, and our quantized
+hnsw format: crates/formats/src/hnsw_codes.rs), for tests/corrupt_pages.sh.
 
-    damage.py FILE KIND SEED     prints what it did
-    damage.py --kinds AM         prints the kinds for AM (hnsw, ivfflat), random ones first
+    damage.py FILE KIND SEED       prints what it did
+    damage.py --kinds AM           prints the kinds for AM (hnsw, hnsw-quantized, ivfflat),
+                                   random ones first
+    damage.py --random-kinds AM    prints the random kinds of AM
+    damage.py --known-gaps AM      prints the structural kinds the verifier is known to miss
 
 The structural kinds make a change the format forbids, so the verifier must report each one;
-the random kinds may land in bytes nothing reads (padding, free space).
+the random kinds may land in bytes nothing reads (padding, free space) or that no check can
+tell from good ones: a quantized index's code bits and factors (they only steer the search,
+which reranks by exact distance), its centroid or rotation seed.
 """
 import random
 import struct
@@ -14,12 +19,34 @@ import sys
 
 BLCKSZ = 8192
 RANDOM_KINDS = ["random_bytes", "run64", "noise_page"]
+QUANTIZED_RANDOM_KINDS = ["q_meta_bytes", "q_vector_page_bytes", "q_code_bits", "q_factors"]
+HNSW_GRAPH_KINDS = [
+    "meta_m0", "meta_entry", "next_self", "next_back", "next_skip",
+    "neighbor_at_meta", "neighbor_at_self", "neighbor_invalid_block",
+    "level255", "varlena_too_long", "element_neighbor_tid",
+]
+QUANTIZED_KINDS = [
+    "q_meta_magic_pgvector", "q_meta_bits", "q_meta_metric", "q_meta_dims", "q_meta_vector_size",
+    "q_meta_vector_insert_page", "q_vector_page_unmark", "q_graph_page_mark", "q_vector_next",
+    "q_vector_type", "q_vector_length", "q_vector_dims", "q_vector_free", "q_vector_value",
+    "q_record_hash", "q_record_length", "q_record_vector_graph", "q_record_vector_other",
+    "q_record_vector_bad", "q_meta_vector_insert_graph", "q_graph_next_vector",
+]
+# Structural kinds the verifier is known to miss (tests/corrupt_pages.sh reports them as known
+# gaps instead of failing; see its DAMAGE_KNOWN_GAPS).
+KNOWN_GAPS = {
+    "hnsw": ["next_skip"],
+    "hnsw-quantized": ["next_skip"],
+    "ivfflat": [],
+}
+RANDOM = {
+    "hnsw": RANDOM_KINDS,
+    "hnsw-quantized": RANDOM_KINDS + QUANTIZED_RANDOM_KINDS,
+    "ivfflat": RANDOM_KINDS,
+}
 KINDS = {
-    "hnsw": RANDOM_KINDS + [
-        "meta_m0", "meta_entry", "next_self", "next_back",
-        "neighbor_at_meta", "neighbor_at_self", "neighbor_invalid_block",
-        "level255", "varlena_too_long", "element_neighbor_tid",
-    ],
+    "hnsw": RANDOM_KINDS + HNSW_GRAPH_KINDS,
+    "hnsw-quantized": RANDOM_KINDS + QUANTIZED_RANDOM_KINDS + HNSW_GRAPH_KINDS + QUANTIZED_KINDS,
     "ivfflat": RANDOM_KINDS + [
         "meta_lists", "list_start_meta", "list_start_past_end", "entry_next_self",
         "entry_next_back", "entry_next_list_page", "entry_size", "entry_dims",
@@ -51,6 +78,190 @@ def next_of(page):
 
 def set_next(page, block):
     struct.pack_into("<I", page, BLCKSZ - 8, block)
+
+
+def spare(page):
+    """The special space's spare half-word: 1 on a quantized index's vector pages."""
+    return struct.unpack_from("<H", page, BLCKSZ - 4)[0]
+
+
+def graph_chain(pages):
+    """The graph's page chain from block 1 (stops at a loop or a block past the end)."""
+    chain, b = [], 1
+    while b != 0xFFFFFFFF and b < len(pages) and b not in chain:
+        chain.append(b)
+        b = next_of(pages[b])
+    return chain
+
+
+def slot_vector(pages, block, offset, dims):
+    """The floats of the vector tuple at (block, offset), None if there is none."""
+    if block >= len(pages):
+        return None
+    for (o, off, _) in items(pages[block]):
+        if o == offset:
+            return struct.unpack_from(f"<{dims}f", pages[block], off + 16)
+    return None
+
+
+def near_query(pages, elements, dims, heap_tid=(0, 17), k=10):
+    """The k live elements of a quantized index nearest the vector of the element indexing
+    heap_tid (by their vector tuples), or [] if there is no such element."""
+    vectors = {}
+    query = None
+    for e in elements:
+        b, o, off, _ = e
+        vb, vo = struct.unpack_from("<IH", pages[b], off + 72 + 4)
+        v = slot_vector(pages, vb, vo, dims)
+        if v is None:
+            continue
+        vectors[e] = v
+        for i in range(10):
+            hi, lo, no = struct.unpack_from("<HHH", pages[b], off + 4 + 6 * i)
+            if ((hi << 16) | lo, no) == heap_tid:
+                query = v
+    if query is None:
+        return []
+    return sorted(vectors, key=lambda e: sum((x - y) ** 2 for x, y in zip(vectors[e], query)))[:k]
+
+
+def damage_quantized(kind, pages, rng):
+    """A quantized index's damage: metapage's quantizer section, vector pages, code records."""
+    n = len(pages)
+    meta = pages[0]
+    dims = struct.unpack_from("<I", meta, 24 + 8)[0]
+    q = 24 + 32  # the quantizer section
+    bits = meta[q + 2]
+    vsize = struct.unpack_from("<I", meta, q + 16)[0]
+    code_bytes = bits * 8 * ((dims + 63) // 64)
+    vector_pages = [b for b in range(1, n) if spare(pages[b]) == 1]
+    graph = [b for b in range(1, n) if spare(pages[b]) == 0]
+    elements = [e for e in tuples(pages, 1) if pages[e[0]][e[2] + 2] == 0]
+    slots = [(b, o, off) for b in vector_pages for (o, off, _) in items(pages[b])]
+    # The vector slot each live element names.
+    named = {}
+    for (b, o, off, _) in elements:
+        vb, vo = struct.unpack_from("<IH", pages[b], off + 72 + 4)
+        named[(vb, vo)] = (b, o, off)
+    in_use = [(b, o, off) for (b, o, off) in slots if (b, o) in named]
+    # Most tuple-level damage goes to the 10 elements nearest the query of corrupt_pages.sh
+    # (the row at heap TID (0,17)), where a search's answer sees it.
+    tuple_level = kind.startswith(("q_vector_", "q_record_")) or kind in ("q_code_bits", "q_factors")
+    near = near_query(pages, elements, dims) if tuple_level and kind != "q_vector_next" else []
+    if near and rng.random() < 0.75:
+        elements = near
+        mine = {struct.unpack_from("<IH", pages[b], off + 72 + 4) for (b, o, off, _) in near}
+        in_use = [s for s in in_use if (s[0], s[1]) in mine] or in_use
+
+    if kind == "q_meta_bytes":
+        lower = struct.unpack_from("<H", meta, 12)[0]
+        for _ in range(4):
+            meta[rng.randrange(q + 4, lower)] = rng.randrange(256)
+        return kind
+    if kind == "q_vector_page_bytes":
+        b = rng.choice(vector_pages)
+        upper = struct.unpack_from("<H", pages[b], 14)[0]
+        for _ in range(16):
+            pages[b][rng.randrange(upper, BLCKSZ - 8)] = rng.randrange(256)
+        return f"{kind} block {b}"
+    if kind == "q_code_bits":
+        for _ in range(8):
+            b, o, off, _ = rng.choice(elements)
+            at = off + 72 + 40 + rng.randrange(code_bytes)
+            pages[b][at] ^= 1 << rng.randrange(8)
+        return kind
+    if kind == "q_factors":
+        b, o, off, _ = rng.choice(elements)
+        field = rng.choice([12, 16, 20, 24, 32])
+        at = off + 72 + field
+        if field == 32:
+            struct.pack_into("<I", pages[b], at, struct.unpack_from("<I", pages[b], at)[0] + rng.randrange(1, 50))
+        else:
+            value = struct.unpack_from("<f", pages[b], at)[0]
+            struct.pack_into("<f", pages[b], at, value * rng.choice([0.0, 0.5, 2.0, -1.0]) + rng.random())
+        return f"{kind} element ({b},{o}) byte {field}"
+    if kind == "q_meta_magic_pgvector":
+        struct.pack_into("<I", meta, 24, 0xA953A953)
+    elif kind == "q_meta_bits":
+        meta[q + 2] = rng.choice([0, 3, 5, 6, 7, 9, 16, 255])
+    elif kind == "q_meta_metric":
+        meta[q + 3] = rng.choice([0, 3, 4, 128, 255])
+    elif kind == "q_meta_dims":
+        struct.pack_into("<I", meta, q + 20, rng.choice([0, dims - 1, dims + 1, dims * 2]))
+    elif kind == "q_meta_vector_size":
+        struct.pack_into("<I", meta, q + 16, rng.choice([vsize - 4, vsize + 4, 8 + 2 * dims, 0]))
+    elif kind == "q_meta_vector_insert_page":
+        struct.pack_into("<I", meta, q + 12, rng.choice([0, n, n + rng.randrange(1, 1000)]))
+    elif kind == "q_meta_vector_insert_graph":
+        # The vector insert page at a graph page (inserts would add vector tuples there).
+        b = rng.choice(graph)
+        struct.pack_into("<I", meta, q + 12, b)
+        return f"{kind} -> {b}"
+    elif kind == "q_graph_next_vector":
+        # A graph page links into the vector pages (inserts would add elements there).
+        chain = graph_chain(pages)
+        b = rng.choice(chain)
+        target = rng.choice(vector_pages)
+        set_next(pages[b], target)
+        return f"{kind} graph block {b} -> {target}"
+    elif kind == "q_vector_page_unmark":
+        b = rng.choice(vector_pages)
+        struct.pack_into("<H", pages[b], BLCKSZ - 4, 0)
+        return f"{kind} block {b}"
+    elif kind == "q_graph_page_mark":
+        b = rng.choice(graph)
+        struct.pack_into("<H", pages[b], BLCKSZ - 4, 1)
+        return f"{kind} block {b}"
+    elif kind == "q_vector_next":
+        b = rng.choice(vector_pages)
+        target = rng.choice([b, 0, rng.choice(graph), vector_pages[0]] if b != vector_pages[0] else [b, 0, rng.choice(graph)])
+        set_next(pages[b], target)
+        return f"{kind} block {b} -> {target}"
+    else:
+        # Tuple-level kinds.
+        if kind in ("q_vector_type", "q_vector_length"):
+            b, o, off = rng.choice(slots)
+        elif kind.startswith("q_vector_"):
+            b, o, off = rng.choice(in_use)
+        if kind == "q_vector_type":
+            pages[b][off] = rng.choice([0, 1, 2, 4, 255])
+        elif kind == "q_vector_length":
+            new = rng.choice([vsize - 4, vsize + 4, vsize + 4096, 0])
+            struct.pack_into("<I", pages[b], off + 8, new << 2)
+        elif kind == "q_vector_dims":
+            struct.pack_into("<H", pages[b], off + 12, rng.choice([0, dims - 1, dims + 1]))
+        elif kind == "q_vector_free":
+            pages[b][off + 1] = 1
+        elif kind == "q_vector_value":
+            k = rng.randrange(dims)
+            value = struct.unpack_from("<f", pages[b], off + 16 + 4 * k)[0]
+            struct.pack_into("<f", pages[b], off + 16 + 4 * k, value + rng.choice([-1.0, 0.5, 1.0]))
+        else:
+            b, o, off, _ = rng.choice(elements)
+            rec = off + 72
+            if kind == "q_record_hash":
+                h = struct.unpack_from("<I", pages[b], rec + 28)[0]
+                struct.pack_into("<I", pages[b], rec + 28, h ^ (1 << rng.randrange(32)))
+            elif kind == "q_record_length":
+                new = rng.choice([40 + code_bytes - 8, 40 + code_bytes + 8, 40, 36])
+                struct.pack_into("<I", pages[b], rec, new << 2)
+            elif kind == "q_record_vector_graph":
+                gb, go, _, _ = rng.choice(elements)
+                struct.pack_into("<IH", pages[b], rec + 4, gb, go)
+            elif kind == "q_record_vector_other":
+                mine = struct.unpack_from("<IH", pages[b], rec + 4)
+                ob, oo, _ = rng.choice([s for s in in_use if (s[0], s[1]) != mine])
+                struct.pack_into("<IH", pages[b], rec + 4, ob, oo)
+            elif kind == "q_record_vector_bad":
+                vb = rng.choice(vector_pages)
+                place = rng.choice([(0, 1), (n + rng.randrange(0, 100), 1), (vb, 0),
+                                    (vb, len(items(pages[vb])) + rng.randrange(1, 50))])
+                struct.pack_into("<IH", pages[b], rec + 4, *place)
+            else:
+                sys.exit(f"unknown kind {kind}")
+            return f"{kind} element ({b},{o})"
+        return f"{kind} vector ({b},{o})"
+    return kind
 
 
 def ivfflat_lists(pages):
@@ -116,6 +327,12 @@ def main():
     if sys.argv[1] == "--kinds":
         print(" ".join(KINDS[sys.argv[2]]))
         return
+    if sys.argv[1] == "--random-kinds":
+        print(" ".join(RANDOM[sys.argv[2]]))
+        return
+    if sys.argv[1] == "--known-gaps":
+        print(" ".join(KNOWN_GAPS[sys.argv[2]]))
+        return
     path, kind, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
     rng = random.Random(seed)
     data = bytearray(open(path, "rb").read())
@@ -140,10 +357,27 @@ def main():
         what += f" block {b}"
     elif kind in KINDS["ivfflat"]:
         what = damage_ivfflat(kind, pages, rng)
+    elif kind.startswith("q_"):
+        what = damage_quantized(kind, pages, rng)
     elif kind == "meta_m0":
         struct.pack_into("<H", pages[0], 24 + 12, 0)
     elif kind == "meta_entry":
         struct.pack_into("<I", pages[0], 24 + 16, n + rng.randrange(1, 1000))
+    elif kind == "next_skip":
+        # A graph page links past the next one: the pages between are off the chain (vacuum
+        # never visits them).
+        chain = graph_chain(pages)
+        i = rng.randrange(len(chain) - 2)
+        j = rng.randrange(i + 2, len(chain))
+        set_next(pages[chain[i]], chain[j])
+        what += f" graph block {chain[i]} -> {chain[j]} ({j - i - 1} pages off the chain)"
+    elif kind in ("next_self", "next_back") and any(spare(p) == 1 for p in pages[1:]):
+        # A quantized index: graph pages only (vector pages have their own kind).
+        chain = graph_chain(pages)
+        b = rng.choice(chain) if kind == "next_self" else chain[-1]
+        target = b if kind == "next_self" else rng.choice(chain[:-1])
+        set_next(pages[b], target)
+        what += f" graph block {b} -> {target}"
     elif kind in ("next_self", "next_back"):
         b = rng.randrange(1, n) if kind == "next_self" else n - 1
         target = b if kind == "next_self" else rng.randrange(1, n - 1)

@@ -110,27 +110,30 @@ print(f"{max(tolerance, t * se):.4f}")
 PY
 }
 
-# check_pages LIB INDEX TABLE: decode every page of INDEX and check its structure; every live
-# row of TABLE must be indexed (with EXACT=1: and nothing else, as after a VACUUM; CONCURRENT=1
-# and CRASHED=1 pass check_pages.py's options of those names). The indexed
-# rows are those with a value (set ROWS to another condition, e.g. for cosine operator classes).
+# check_pages LIB INDEX TABLE: decode every page of INDEX and check its structure (pgvector's
+# format or our quantized one); every live row of TABLE must be indexed (with EXACT=1: and
+# nothing else, as after a VACUUM; CONCURRENT=1 and CRASHED=1 pass check_pages.py's options of
+# those names; with VALUES=1 each row's element must also hold, or point at, the row's value v).
+# The indexed rows are those with a value (set ROWS to another condition, e.g. for cosine
+# operator classes).
 check_pages() {
   sql "$1" -c "CREATE EXTENSION IF NOT EXISTS pageinspect"
   sql "$1" -c "SELECT encode(get_raw_page('$2', b), 'hex')
                FROM generate_series(0, pg_relation_size('$2') / 8192 - 1) b" > "$work/pages.hex"
-  sql "$1" -c "SELECT ctid FROM $3 WHERE ${ROWS:-v IS NOT NULL}" > "$work/ctids.txt"
+  sql "$1" -c "SELECT ctid${VALUES:+ || '|' || v} FROM $3 WHERE ${ROWS:-v IS NOT NULL}" > "$work/ctids.txt"
   python3 "$root/tests/hnsw/check_pages.py" "$work/pages.hex" "$work/ctids.txt" ${EXACT:+--exact} \
     ${CONCURRENT:+--concurrent} ${CRASHED:+--crashed}
 }
 
 # hnsw_damage_fixture ROWS SEED [WITH]: for tests that damage index pages with the server
-# stopped. A fresh cluster without data checksums (they would catch the damage first), table t
+# stopped. A fresh cluster without data checksums (they would catch the damage first) and with
+# 1 MB WAL segments (tests copy the cluster for every case), table t
 # of ROWS random vector(8) rows (setseed(SEED)), its hnsw index t_idx (WITH options, if any),
 # checkpointed; the server is stopped at the end. Sets `file` (the index's data file) and
 # `pages` (its size in blocks).
 hnsw_damage_fixture() {
   rm -rf "$work/cluster"
-  INITDB_OPTS=--no-data-checksums start ours
+  INITDB_OPTS="--no-data-checksums --wal-segsize=1" start ours
   sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed($2)" -c "
     CREATE TABLE t (id int, v vector(8));
     INSERT INTO t SELECT i, array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0)

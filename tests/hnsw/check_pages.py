@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""Structural check of an hnsw index in pgvector 0.8.6's page format (an amcheck of sorts).
+"""Structural check of an hnsw index in pgvector 0.8.6's page format (an amcheck of sorts),
+or in our quantized format (WITH (quantization = 'rabitqN'), crates/formats/src/hnsw_codes.rs).
 
-Usage: check_pages.py PAGES_HEX CTIDS [--exact] [--concurrent] [--crashed]
-  PAGES_HEX  one page per line, hex (SELECT encode(get_raw_page(index, b), 'hex') ...)
-  CTIDS      the table's row TIDs, one "(block,offset)" per line
+Usage: check_pages.py PAGES_HEX CTIDS [--exact] [--concurrent] [--crashed] [--raw]
+  PAGES_HEX  one page per line, hex (SELECT encode(get_raw_page(index, b), 'hex') ...); with
+             --raw, the index's data file itself
+  CTIDS      the table's row TIDs, one "(block,offset)" per line, or "(block,offset)|VALUE"
+             with the row's value in its text form ('[1,2.5,...]', vector or halfvec): then
+             the vector each row's element holds (its value, or for a quantized index the
+             vector tuple its code record points at) must be exactly the row's
   --exact    the index holds exactly the table's rows (after VACUUM); otherwise it may also
              hold heap TIDs of deleted rows not vacuumed yet
   --concurrent  the index was written by concurrent inserts and vacuums: a neighbor listed
@@ -15,13 +20,27 @@ Usage: check_pages.py PAGES_HEX CTIDS [--exact] [--concurrent] [--crashed]
              a problem, as the verifier counts them
 
 Decodes every page independently of the extension's code and checks: the metapage, the page
-chain, that every item is an element or neighbor tuple, that each element has its own neighbor
+chain, that every item is an element or neighbor tuple, that each element's value is a varlena
+that fills its item (maxaligned), that each element has its own neighbor
 tuple (same version, (level + 2) * m slots, on the same page right after it or first on the next
 page), the neighbor lists (valid slots first, pointing at elements that exist, are not deleted
 and reach that layer, never at themselves), deleted elements (no heap TIDs, zeroed value, no
 neighbors, no live element links to them), heap TIDs (each indexed once; every row indexed)
 and the entry point (an element that is not deleted, at the highest level of the elements that
 still have heap TIDs). Prints a summary; exits 1 with the problems found.
+
+A quantized index (metapage magic 0xA953C0DE) is checked the same way, and also: the quantizer
+section after pgvector's metapage fields (format 1, a code width of 1, 2, 4 or 8 bits, a metric
+of 1 or 2, the index's dimensions, a stored vector size of a vector or halfvec of those, a
+finite half-precision centroid, pd_lower just past it, a vector insert page that is a vector
+page); vector pages (special space's spare half-word 1; graph pages keep 0) are off the graph
+chain and form a chain of their own in block order, every item a vector tuple (type 3, a free
+flag of 0 or 1, zero padding, a vector varlena of the stored size and the index's dimensions,
+finite when in use); every element's value is a code record of 40 + bits * 8 * ceil(dims / 64)
+bytes with finite factors, a code sum equal to the sum of its levels (bit planes, plane j
+holding bit j) and no bit set past the dimensions, whose vector locator names a vector tuple in
+use, of the record's hash (FNV-1a 32-bit of the vector varlena), that no other element names.
+Vector tuples in use that no element names are counted (with --crashed; a problem otherwise).
 """
 import struct
 import sys
@@ -30,7 +49,89 @@ from collections import deque
 BLCKSZ = 8192
 PAGE_ID = 0xFF90
 MAGIC = 0xA953A953
+QUANTIZED_MAGIC = 0xA953C0DE
+VECTOR_PAGE = 1
+VECTOR_TUPLE = 3
+RECORD_HEADER = 40
 INVALID_BLOCK = 0xFFFFFFFF
+
+
+def fnv1a32(data):
+    h = 0x811C9DC5
+    for byte in data:
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def finite32(raw):
+    return (struct.unpack("<I", raw)[0] >> 23) & 0xFF != 0xFF
+
+
+def finite16(raw):
+    return (struct.unpack("<H", raw)[0] >> 10) & 0x1F != 0x1F
+
+
+def parse_quantizer(meta, dims, bad):
+    """The quantizer section of a quantized metapage (bytes 56 on), checked; None if unusable."""
+    at = 24 + 32  # pgvector's 28 bytes of fields, maxaligned
+    fmt, bits, metric = struct.unpack_from("<HBB", meta, at)
+    vinsert, vsize, qdims = struct.unpack_from("<III", meta, at + 12)
+    ok = True
+    if fmt != 1 or bits not in (1, 2, 4, 8) or metric not in (1, 2):
+        bad(f"quantizer format {fmt}, {bits} bits, metric {metric}")
+        ok = False
+    if qdims != dims:
+        bad(f"quantizer of {qdims} dimensions in an index of {dims}")
+        ok = False
+    if vsize == 8 + 4 * dims:
+        elem = 4
+    elif vsize == 8 + 2 * dims:
+        elem = 2
+    else:
+        bad(f"quantizer stores vectors of {vsize} bytes, for {dims} dimensions")
+        ok = False
+        elem = None
+    lower = struct.unpack_from("<H", meta, 12)[0]
+    if ok and lower != at + 24 + 2 * dims:
+        bad(f"quantized metapage pd_lower {lower}, not {at + 24 + 2 * dims}")
+    if ok:
+        for i in range(dims):
+            if not finite16(meta[at + 24 + 2 * i : at + 26 + 2 * i]):
+                bad(f"quantizer centroid element {i} is not finite")
+                break
+    if not ok:
+        return None
+    return dict(bits=bits, vector_insert_page=vinsert, vector_size=vsize, elem=elem,
+                code_bytes=bits * 8 * ((dims + 63) // 64))
+
+
+def code_problem(record, q, dims):
+    """What is wrong with a code record's factors and code (None when nothing)."""
+    for name, at in (("norm", 12), ("scale", 16), ("error", 20), ("centroid dot", 24)):
+        if not finite32(record[at : at + 4]):
+            return f"code record's {name} is not finite"
+    if any(record[10:12]) or any(record[36:40]):
+        return "code record's padding is not zero"
+    code = record[RECORD_HEADER:]
+    plane = len(code) // q["bits"]
+    total = 0
+    for j in range(q["bits"]):
+        bits = int.from_bytes(code[j * plane : (j + 1) * plane], "little")
+        if bits >> dims:
+            return f"code plane {j} has bits set past {dims} dimensions"
+        total += bin(bits).count("1") << j
+    code_sum = struct.unpack_from("<I", record, 32)[0]
+    if code_sum != total:
+        return f"code sum {code_sum}, its levels sum to {total}"
+    return None
+
+
+def vector_bytes(text, elem):
+    """The varlena of a vector or halfvec from its text form."""
+    values = [float(x) for x in text.strip().strip("[]").split(",")] if text.strip() != "[]" else []
+    fmt = "<%d%s" % (len(values), "f" if elem == 4 else "e")
+    size = 8 + elem * len(values)
+    return struct.pack("<IHH", size << 2, len(values), 0) + struct.pack(fmt, *values)
 
 
 def tid_at(b, at):
@@ -48,13 +149,21 @@ def main():
     concurrent = "--concurrent" in sys.argv
     crashed = "--crashed" in sys.argv
     duplicates = 0
-    pages = [bytes.fromhex(line.strip()) for line in open(args[0]) if line.strip()]
+    if "--raw" in sys.argv:
+        raw = open(args[0], "rb").read()
+        pages = [raw[i : i + BLCKSZ] for i in range(0, len(raw), BLCKSZ)]
+    else:
+        pages = [bytes.fromhex(line.strip()) for line in open(args[0]) if line.strip()]
     rows = set()
+    values = {}
     for line in open(args[1]):
         line = line.strip()
         if line:
-            blk, off = line.strip("()").split(",")
+            ctid, _, value = line.partition("|")
+            blk, off = ctid.strip("()").split(",")
             rows.add((int(blk), int(off)))
+            if value:
+                values[(int(blk), int(off))] = value
     problems = []
 
     def bad(msg):
@@ -71,9 +180,18 @@ def main():
     (magic, version, dims, m, efc, eblk, eoff, elevel, insert_page) = struct.unpack_from(
         "<IIIHHIHhI", meta, 24
     )
-    if magic != MAGIC or version != 1:
+    quantized = magic == QUANTIZED_MAGIC
+    q = None
+    if magic not in (MAGIC, QUANTIZED_MAGIC) or version != 1:
         bad(f"metapage magic {magic:#x} version {version}")
-    if struct.unpack_from("<H", meta, 12)[0] != 52:
+    if quantized:
+        q = parse_quantizer(meta, dims, bad)
+        if q is None:
+            for p in problems:
+                print("  " + p)
+            print(f"FAIL: {len(problems)} problems (the quantizer section is unusable)")
+            sys.exit(1)
+    elif struct.unpack_from("<H", meta, 12)[0] != 52:
         bad("metapage pd_lower is not 52")
 
     zero_pages = set()
@@ -81,6 +199,9 @@ def main():
         zero_pages = {blk for blk in range(1, len(pages)) if pages[blk] == bytes(BLCKSZ)}
     elements = {}  # tid -> dict
     neighbors = {}  # tid -> (version, slots)
+    vector_pages = []  # in block order
+    vectors = {}  # tid -> (free, hash, varlena bytes)
+    vnext = {}  # vector page -> its next link
     for blk in range(0, len(pages)):
         p = pages[blk]
         if blk in zero_pages:
@@ -90,9 +211,38 @@ def main():
             bad(f"page {blk}: special at {special}")
             continue
         nxt, unused, page_id = struct.unpack_from("<IHH", p, special)
-        if page_id != PAGE_ID or unused != 0:
-            bad(f"page {blk}: page id {page_id:#x}")
+        is_vector_page = quantized and blk > 0 and unused == VECTOR_PAGE
+        if page_id != PAGE_ID or (unused != 0 and not is_vector_page):
+            bad(f"page {blk}: page id {page_id:#x}, spare half-word {unused}")
         if blk == 0:
+            continue
+        if is_vector_page:
+            vector_pages.append(blk)
+            vnext[blk] = nxt
+            size = maxalign(8 + q["vector_size"])
+            for i in range((lower - 24) // 4):
+                word = struct.unpack_from("<I", p, 24 + 4 * i)[0]
+                off, flags, length = word & 0x7FFF, (word >> 15) & 3, word >> 17
+                tid = (blk, i + 1)
+                if flags != 1 or length != size or off < upper or off + length > special or off % 8:
+                    bad(f"{tid}: vector slot flags {flags} at {off} length {length}, not {size}")
+                    continue
+                item = p[off : off + length]
+                if item[0] != VECTOR_TUPLE or item[1] not in (0, 1) or any(item[2:8]):
+                    bad(f"{tid}: vector tuple header {item[:8].hex()}")
+                    continue
+                value = item[8 : 8 + q["vector_size"]]
+                header, vdims, vunused = struct.unpack_from("<IHH", value, 0)
+                if header != q["vector_size"] << 2 or vdims != dims or vunused != 0:
+                    bad(f"{tid}: vector varlena header {header:#x}, {vdims} dimensions")
+                    continue
+                free = item[1] == 1
+                if not free:
+                    e = q["elem"]
+                    check = finite32 if e == 4 else finite16
+                    if not all(check(value[8 + e * k : 8 + e * (k + 1)]) for k in range(dims)):
+                        bad(f"{tid}: vector in use with a non-finite element")
+                vectors[tid] = (free, fnv1a32(value), bytes(value))
             continue
         for i in range((lower - 24) // 4):
             word = struct.unpack_from("<I", p, 24 + 4 * i)[0]
@@ -123,6 +273,26 @@ def main():
                 )
                 if deleted not in (0, 1) or not 1 <= ver <= 15:
                     bad(f"{tid}: deleted {deleted} version {ver}")
+                if quantized and not deleted:
+                    record = item[72:]
+                    want = RECORD_HEADER + q["code_bytes"]
+                    size = struct.unpack_from("<I", record, 0)[0] if len(record) >= 4 else 0
+                    if size & 3 or size >> 2 != want or length != maxalign(72 + want):
+                        bad(f"{tid}: code record header {size:#x} in an item of {length} bytes, "
+                            f"not a {want}-byte record")
+                        elements[tid]["record"] = None
+                        continue
+                    record = record[:want]
+                    problem = code_problem(record, q, dims)
+                    if problem:
+                        bad(f"{tid}: {problem}")
+                    vblk, voff = struct.unpack_from("<IH", record, 4)
+                    elements[tid]["record"] = ((vblk, voff), struct.unpack_from("<I", record, 28)[0])
+                elif not deleted:
+                    # pgvector's: the value varlena (4-byte header) fills the item, maxaligned.
+                    size = struct.unpack_from("<I", item, 72)[0] if length >= 76 else 0
+                    if size & 3 or size >> 2 < 4 or length != maxalign(72 + (size >> 2)):
+                        bad(f"{tid}: value varlena header {size:#x} in an item of {length} bytes")
             elif item[0] == 2:
                 ver, count = item[1], struct.unpack_from("<H", item, 2)[0]
                 if 4 + 6 * count > length:
@@ -140,11 +310,51 @@ def main():
             break
         chain.append(blk)
         blk = struct.unpack_from("<I", pages[blk], BLCKSZ - 8)[0]
-    element_pages = [blk for blk in range(1, len(pages)) if blk not in zero_pages]
+    element_pages = [blk for blk in range(1, len(pages))
+                     if blk not in zero_pages and blk not in vnext]
     if sorted(chain) != element_pages:
         bad(f"page chain visits {len(chain)} of {len(element_pages)} element pages")
     if insert_page not in chain:
         bad(f"insert page {insert_page} is not an element page")
+
+    # Vector pages: a chain of their own, in block order, that the graph's never enters.
+    orphans = 0
+    if quantized:
+        # (Two inserts into an empty index, or a crash between a first vector page and the
+        # metapage's record of it, can start a second chain: a page that ends a chain early is
+        # allowed with --concurrent or --crashed.)
+        for i, blk in enumerate(vector_pages):
+            want = vector_pages[i + 1] if i + 1 < len(vector_pages) else INVALID_BLOCK
+            early_end = vnext[blk] == INVALID_BLOCK and (concurrent or crashed)
+            if vnext[blk] != want and not early_end:
+                bad(f"vector page {blk} links to {vnext[blk]}, not to {want}")
+        if any(blk in vnext for blk in chain):
+            bad("the page chain runs through vector pages")
+        vi = q["vector_insert_page"]
+        if vi == INVALID_BLOCK:
+            if vector_pages and not crashed:
+                bad("no vector insert page, but vector pages")
+        elif vi not in vnext:
+            bad(f"vector insert page {vi} is not a vector page")
+        names = {}
+        for tid, e in elements.items():
+            if e["deleted"] or e.get("record") is None:
+                continue
+            place, hsh = e["record"]
+            v = vectors.get(place)
+            if v is None:
+                bad(f"{tid}: its vector {place} is not a vector tuple")
+                continue
+            if v[0]:
+                bad(f"{tid}: its vector {place} is marked free")
+            if v[1] != hsh:
+                bad(f"{tid}: its vector {place} has hash {v[1]:#x}, its code record {hsh:#x}")
+            if place in names:
+                bad(f"{tid} and {names[place]} name the same vector {place}")
+            names[place] = tid
+        orphans = sum(1 for t, v in vectors.items() if not v[0] and t not in names)
+        if orphans and not crashed:
+            bad(f"{orphans} vector tuples in use that no element names")
 
     # Elements and their neighbor tuples.
     owners = {}
@@ -217,6 +427,26 @@ def main():
     if exact and extra:
         bad(f"{len(extra)} heap TIDs indexed that are not rows, e.g. {sorted(extra)[:5]}")
 
+    # Each row's element holds (or, quantized, points at) exactly the row's value.
+    compared = 0
+    for h, text in values.items():
+        tid = seen.get(h)
+        if tid is None:
+            continue
+        e = elements[tid]
+        if quantized:
+            if e.get("record") is None or e["record"][0] not in vectors:
+                continue
+            held = vectors[e["record"][0]][2]
+            want = vector_bytes(text, q["elem"])
+        else:
+            size = struct.unpack_from("<I", e["data"], 0)[0] >> 2
+            held = bytes(e["data"][:size])
+            want = vector_bytes(text, 4 if len(held) == 8 + 4 * dims else 2)
+        compared += 1
+        if held != want:
+            bad(f"row {h}: element {tid} holds another value than the row's {text[:40]}")
+
     # Entry point.
     with_tids = [e for e in live.values() if e["heap"]]
     if eblk == INVALID_BLOCK:
@@ -253,6 +483,10 @@ def main():
         f"top level {elevel}, {unreachable} unreachable"
         + (f", {duplicates} duplicate links" if duplicates else "")
         + (f", {len(zero_pages)} pages left all zeros by the crash" if zero_pages else "")
+        + (f", {len(vector_pages)} vector pages ({q['bits']}-bit codes), "
+           f"{sum(1 for v in vectors.values() if not v[0])} vectors in use, "
+           f"{sum(1 for v in vectors.values() if v[0])} free, {orphans} orphaned" if quantized else "")
+        + (f", {compared} row values compared" if values else "")
     )
     if problems:
         for p in problems:

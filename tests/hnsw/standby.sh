@@ -18,8 +18,13 @@
 #     iterative one with its 20 rows (each category keeps hundreds);
 #     hnsw_index_check (heapallindexed) of every index on the standby (parent_check needs a
 #     ShareLock, refused in recovery), hnsw_index_parent_check on the primary; after a
-#     CHECKPOINT, every index page on the standby equals the primary's (checksum masked).
-# Usage: tests/hnsw/standby.sh [WORKDIR]   (OURS=..., PORT_OURS, PORT_STANDBY)
+#     CHECKPOINT, every index page on the standby equals the primary's (checksum masked); the
+#     primary's pages pass check_pages.py (items' rows' values compared with their elements').
+#  HNSW_OPTIONS (e.g. "quantization = 'rabitq8'") is added to every index's WITH, so that the
+#  same checks run on our quantized format (standby_quantized.sh); then the metapages must say
+#  so, and every index must have vector pages. STANDBY_ROWS (6000) and STANDBY_MIN_SEARCHES
+#  (1000) size the run.
+# Usage: tests/hnsw/standby.sh [WORKDIR]   (OURS=..., PORT_OURS, PORT_STANDBY, HNSW_OPTIONS)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-standby.XXXXXX)}
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -30,7 +35,9 @@ mkdir -p "$work/loops" && chmod 777 "$work/loops"
 standby_data=$work/standby/data
 standby_port=${PORT_STANDBY:-55513}
 loops=(plain iter)
-min_searches=1000
+min_searches=${STANDBY_MIN_SEARCHES:-1000}
+nrows=${STANDBY_ROWS:-6000}
+options=${HNSW_OPTIONS:-}
 loop_pids=()
 as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
@@ -115,7 +122,7 @@ sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION pageinspect" -c "SELE
   CREATE TABLE queries (id int PRIMARY KEY, v vector(32)) WITH (autovacuum_enabled = off);
   INSERT INTO queries SELECT q, array(SELECT random() FROM generate_series(1, 32) WHERE q > 0)
     FROM generate_series(1, 30) q;
-  $(rows_sql 1 6000)
+  $(rows_sql 1 "$nrows")
   ANALYZE;" >/dev/null
 
 echo "-- base backup before any hnsw index; standby with hot_standby_feedback"
@@ -197,12 +204,12 @@ marks() { local l; for l in "${loops[@]}"; do printf '%s ' "$(searches "$l")"; d
 echo "-- rounds on the primary while the standby searches"
 m=$(marks)
 PGOPTIONS="-c client_min_messages=notice" sql ours -c "SET maintenance_work_mem = '1MB'" -c "
-  CREATE INDEX items_l2 ON items USING hnsw (v vector_l2_ops) WITH (m = 8, ef_construction = 32)" \
+  CREATE INDEX items_l2 ON items USING hnsw (v vector_l2_ops) WITH (m = 8, ef_construction = 32${options:+, $options})" \
   > "$work/build.msg" 2>&1 || { cat "$work/build.msg"; fail "the build of items_l2 failed"; }
 grep -q '^NOTICE:  hnsw graph no longer fits into maintenance_work_mem after [0-9]* tuples$' "$work/build.msg" ||
   fail "items_l2 was built without going to disk: $(cat "$work/build.msg")"
 PGOPTIONS="-c client_min_messages=notice" sql ours -c "
-  CREATE INDEX hitems_cos ON hitems USING hnsw (h halfvec_cosine_ops) WITH (m = 8, ef_construction = 32)" \
+  CREATE INDEX hitems_cos ON hitems USING hnsw (h halfvec_cosine_ops) WITH (m = 8, ef_construction = 32${options:+, $options})" \
   > "$work/build2.msg" 2>&1 || { cat "$work/build2.msg"; fail "the build of hitems_cos failed"; }
 ! grep -q 'no longer fits' "$work/build2.msg" || fail "hitems_cos did not stay in memory: $(cat "$work/build2.msg")"
 sql ours -c "ANALYZE items" -c "ANALYZE hitems"
@@ -218,7 +225,7 @@ done
 
 m=$(marks)
 sql ours -c "SELECT setseed(0.5)" >/dev/null
-for b in 0 1 2 3 4; do sql ours -c "$(rows_sql $((6001 + b * 300)) $((6300 + b * 300)))"; done
+for b in 0 1 2 3 4; do sql ours -c "$(rows_sql $((nrows + 1 + b * 300)) $((nrows + 300 + b * 300)))"; done
 compare 2 "inserts: 5 batches of 300 rows" "$m"
 
 m=$(marks)
@@ -237,7 +244,7 @@ compare 4 "updates" "$m"
 m=$(marks)
 sql ours -c "REINDEX INDEX CONCURRENTLY items_l2" \
   -c "SET maintenance_work_mem = '1MB'" -c "SET client_min_messages = warning" \
-  -c "CREATE INDEX CONCURRENTLY items_ip ON items USING hnsw (v vector_ip_ops) WITH (m = 8, ef_construction = 32)"
+  -c "CREATE INDEX CONCURRENTLY items_ip ON items USING hnsw (v vector_ip_ops) WITH (m = 8, ef_construction = 32${options:+, $options})"
 specs+=("$ip_spec")
 compare 5 "REINDEX INDEX CONCURRENTLY items_l2, CREATE INDEX CONCURRENTLY items_ip" "$m"
 
@@ -268,6 +275,18 @@ if [ "$errors$other" != 00 ]; then
 fi
 
 echo "-- verifiers, then the index pages"
+case $options in
+  *quantization*)
+    # Quantized indexes: our magic number, vector pages (special space's spare half-word 1).
+    for index in items_l2 hitems_cos items_ip; do
+      q=$(sql ours -c "SELECT encode(substring(get_raw_page('$index', 0) FROM 25 FOR 4), 'hex'),
+        (SELECT count(*) FROM generate_series(1, pg_relation_size('$index') / 8192 - 1) b
+          WHERE get_byte(get_raw_page('$index', b::int), 8188) = 1)")
+      [ "${q%|*}" = dec053a9 ] || fail "$index is not quantized (metapage magic ${q%|*})"
+      [ "${q#*|}" -gt 0 ] || fail "$index has no vector page"
+      echo "$index: quantized, ${q#*|} vector pages"
+    done ;;
+esac
 for index in items_l2 hitems_cos items_ip; do
   out=$(standby_sql -c "SELECT hnsw_index_check('$index', true)" 2>&1) ||
     fail "standby: hnsw_index_check('$index', true): $out"
@@ -275,6 +294,13 @@ for index in items_l2 hitems_cos items_ip; do
     fail "primary: hnsw_index_parent_check('$index', true): $out"
 done
 echo "hnsw_index_check on the standby and hnsw_index_parent_check on the primary: items_l2, hitems_cos, items_ip clean"
+# The primary's pages decoded independently (check_pages.py), every row's value compared.
+for spec in "items_l2 items" "items_ip items" "hitems_cos hitems"; do
+  set -- $spec
+  if [ "$2" = items ]; then out=$(VALUES=1 check_pages ours "$1" "$2") || fail "page check of $1: $out"
+  else out=$(ROWS="h IS NOT NULL" check_pages ours "$1" "$2") || fail "page check of $1: $out"; fi
+  echo "$1 (primary): $out"
+done
 
 # Every block with its checksum bytes (8-9) masked: they are set when a page is written out.
 page_digests="SELECT b, md5(overlay(get_raw_page(\$1, b) PLACING '\\x0000'::bytea FROM 9 FOR 2))

@@ -10,7 +10,8 @@ checks=("$@")
 [ ${#checks[@]} -gt 0 ] || checks=(build_recall build_memory_limit insert_recall vacuum_recall
   large_values cross_write ours_index_on_pgvector crash_recovery io_identical scan_lifetimes
   page_id_check chain_cycle invalid_block corrupt_pages crash_loop cancel soak standby
-  parallel_build placement)
+  parallel_build placement crash_recovery_quantized standby_quantized io_identical_quantized
+  corrupt_pages_quantized quantized_on_pgvector quantized_recall)
 passed=0 failed=0
 for c in "${checks[@]}"; do
   echo "== $c"

@@ -172,15 +172,21 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
             Some(n) => next[block as usize] = n,
         }
     }
-    let mut off_chain = BlockSet::new(nblocks);
-    for block in (HEAD_BLKNO..nblocks).filter(|&b| zero.contains(b)) {
-        off_chain.insert(block);
-    }
+    let mut vector_pages = BlockSet::new(nblocks);
     for &block in &checker.vector_pages {
-        off_chain.insert(block);
+        vector_pages.insert(block);
     }
-    checker.summary.unchained_pages = check_chain(&next, &zero, &off_chain)?;
+    checker.summary.unchained_pages = check_chain(&next, &zero, &vector_pages)?;
     check_vector_chain(&checker.vector_pages, &next)?;
+    if let Some((q, _)) = &checker.quantizer {
+        let page = q.vector_insert_page;
+        if page != INVALID_BLOCK_NUMBER && page < nblocks && !vector_pages.contains(page) {
+            return Err(Corruption::page(
+                0,
+                format!("vector insert page {page} is not a vector page"),
+            ));
+        }
+    }
     if options.cross_check {
         let cross = checker.cross_check(&zero, &mut page)?;
         checker.summary.cross = Some(cross);
@@ -299,6 +305,16 @@ fn check_quantizer(
     Ok((q, code_bytes))
 }
 
+/// `Σ uᵢ` of a code of `bits` bit planes (`Σⱼ 2ʲ · popcount(plane j)`).
+fn code_sum(code: &[u8], bits: usize) -> u32 {
+    let plane = code.len() / bits.max(1);
+    code.chunks(plane.max(1))
+        .take(bits)
+        .enumerate()
+        .map(|(j, p)| p.iter().map(|b| b.count_ones()).sum::<u32>() << j)
+        .sum()
+}
+
 /// A quantized index's vector pages link forward, each to the next vector page (a link past the
 /// last one read is a page added since).
 fn check_vector_chain(
@@ -321,9 +337,13 @@ fn check_vector_chain(
     Ok(())
 }
 
-/// Follows the chain from the head page: it must not loop, nor reach a page never initialized.
-/// Returns how many initialized pages off `skip` it does not reach.
-fn check_chain(next: &[BlockNumber], zero: &BlockSet, skip: &BlockSet) -> Result<u32, Corruption> {
+/// Follows the chain from the head page: it must not loop, nor reach a page never initialized
+/// or a vector page. Returns how many initialized graph pages it does not reach.
+fn check_chain(
+    next: &[BlockNumber],
+    zero: &BlockSet,
+    vector: &BlockSet,
+) -> Result<u32, Corruption> {
     let nblocks = next.len() as BlockNumber;
     let mut seen = BlockSet::new(nblocks);
     let mut block = HEAD_BLKNO;
@@ -334,6 +354,12 @@ fn check_chain(next: &[BlockNumber], zero: &BlockSet, skip: &BlockSet) -> Result
             return Err(match previous {
                 Some(p) => Corruption::page(p, format!("next page {block} is not initialized")),
                 None => Corruption::page(block, "the head page is not initialized"),
+            });
+        }
+        if vector.contains(block) {
+            return Err(match previous {
+                Some(p) => Corruption::page(p, format!("next page {block} is a vector page")),
+                None => Corruption::page(block, "the head page is a vector page"),
             });
         }
         if !seen.insert(block) {
@@ -347,7 +373,7 @@ fn check_chain(next: &[BlockNumber], zero: &BlockSet, skip: &BlockSet) -> Result
         block = next[block as usize];
     }
     let unchained = (HEAD_BLKNO..nblocks)
-        .filter(|&b| !seen.contains(b) && !skip.contains(b))
+        .filter(|&b| !seen.contains(b) && !zero.contains(b) && !vector.contains(b))
         .count();
     Ok(unchained as u32)
 }
@@ -554,6 +580,16 @@ impl<P: Pages> Checker<'_, P> {
                                 RECORD_HEADER_SIZE + code_bytes
                             ))
                         })?;
+                    let sum = code_sum(
+                        record.code(),
+                        usize::from(self.quantizer.as_ref().map_or(1, |(q, _)| q.bits)),
+                    );
+                    if sum != record.factors().code_sum {
+                        return Err(fail(format!(
+                            "element's code sums to {sum}, its record says {}",
+                            record.factors().code_sum
+                        )));
+                    }
                     let place = record.vector();
                     if place.offset == INVALID_OFFSET_NUMBER || !self.in_range(place.block) {
                         return Err(fail(format!(

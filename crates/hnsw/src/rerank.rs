@@ -1,16 +1,20 @@
 //! Exact rerank of a quantized graph's candidates.
 //!
 //! A quantized index walks its graph on estimated distances. [`RerankedScan`] takes the
-//! candidates of a [`Scan`] in the order it returns them, a batch of `breadth` at a time, asks
-//! the store for all of their exact distances in one call ([`RerankStore::exact_distances`],
-//! where a page store requests every block of the batch before it reads any), and returns them
-//! nearest first by exact distance. When a batch is used up the next one is taken: with
-//! `hnsw.iterative_scan` the inner scan resumes its search as usual.
+//! candidates of each search of its [`Scan`] (the first, and each resume of an iterative scan)
+//! as a whole. Each candidate's estimate comes with an error bound, so its exact distance is at
+//! least `estimate − bound` (its lower bound, with the bound's confidence). The candidates are
+//! reranked in order of lower bound, `breadth` at a time: the store is asked for all of a batch's
+//! exact distances in one call ([`RerankStore::exact_distances`], where a page store requests
+//! every block of the batch before it reads any). A reranked candidate is returned as soon as
+//! no candidate left can be nearer: its exact distance is at most the smallest lower bound
+//! still to rerank. So the rows of one search come back in exact order, and only as many are
+//! read as the rows asked for need (a `LIMIT 10` reads the first batch or two).
 //!
-//! Within a batch the order is exact; across batches it is the inner scan's (a later batch can
-//! hold an element nearer than one already returned, as a relaxed iterative scan can). A strict
-//! scan skips such elements, so what it returns never goes back in distance. Candidates whose
-//! full vector the store cannot give (`None`) are dropped.
+//! Across searches the order is the inner scan's: a later search can find an element nearer than
+//! one already returned, as a relaxed iterative scan can. A strict scan skips such elements (the
+//! inner scan runs relaxed, on estimates, and strictness applies to the exact distances).
+//! Candidates whose full vector the store cannot give (`None`) are dropped.
 
 use crate::scan::{IterativeScan, Scan, ScanParams};
 use crate::search::SearchStats;
@@ -18,6 +22,10 @@ use crate::storage::{Candidate, GraphStore};
 
 /// A store that also holds the full vectors of a quantized graph.
 pub trait RerankStore: GraphStore {
+    /// How far a loaded candidate's exact distance can be below its estimate (its
+    /// `distance`): the estimate's error bound.
+    fn estimate_error(&self, candidate: &Candidate<Self::Id, Self::Meta>) -> f64;
+
     /// The exact distance from `query` to each of `candidates`, into `out` (cleared first,
     /// then one entry per candidate in order; `None` where the element's vector is gone).
     fn exact_distances(
@@ -37,24 +45,49 @@ pub struct RerankStats {
     pub batches: u64,
 }
 
+/// A candidate waiting for its rerank, with its lower bound.
+struct Waiting<Id, Meta> {
+    lower: f64,
+    candidate: Candidate<Id, Meta>,
+}
+
 /// A [`Scan`] whose candidates are reranked by exact distance before they are returned.
 pub struct RerankedScan<S: GraphStore> {
     inner: Scan<S>,
+    /// Candidates reranked at a time (0: `ef_search`).
     breadth: usize,
-    /// The current batch, reranked, furthest first (the next one is at the end).
-    ready: Vec<Candidate<S::Id, S::Meta>>,
+    /// The user's order mode; the inner scan runs relaxed.
+    mode: IterativeScan,
+    /// Candidates of the current search not reranked yet, largest lower bound first.
+    waiting: Vec<Waiting<S::Id, S::Meta>>,
+    /// Reranked candidates not returned yet, with the order they were reranked in: furthest
+    /// first, and among equal distances the one reranked first last (exact distances).
+    ready: Vec<(u64, Candidate<S::Id, S::Meta>)>,
     batch: Vec<Candidate<S::Id, S::Meta>>,
     exact: Vec<Option<f64>>,
     previous: f64,
     stats: RerankStats,
 }
 
+/// The inner scan's settings: relaxed where the user asked for strict (see the module comment).
+fn inner_params(params: ScanParams) -> ScanParams {
+    let mode = match params.mode {
+        IterativeScan::Strict => IterativeScan::Relaxed,
+        mode => mode,
+    };
+    ScanParams { mode, ..params }
+}
+
 impl<S: RerankStore> RerankedScan<S> {
-    /// Reranks `inner`'s candidates `breadth` at a time (0: `ef_search` at a time).
-    pub fn new(inner: Scan<S>, breadth: usize) -> Self {
+    /// Reranks `inner`'s candidates, `breadth` at a time (0: `ef_search` at a time).
+    pub fn new(mut inner: Scan<S>, breadth: usize) -> Self {
+        let params = inner.params();
+        inner.set_params(inner_params(params));
         RerankedScan {
             inner,
             breadth,
+            mode: params.mode,
+            waiting: Vec::new(),
             ready: Vec::new(),
             batch: Vec::new(),
             exact: Vec::new(),
@@ -70,7 +103,8 @@ impl<S: RerankStore> RerankedScan<S> {
 
     /// Replaces the settings for the rest of the scan (see [`Scan::set_params`]).
     pub fn set_params(&mut self, params: ScanParams, breadth: usize) {
-        self.inner.set_params(params);
+        self.inner.set_params(inner_params(params));
+        self.mode = params.mode;
         self.breadth = breadth;
     }
 
@@ -84,16 +118,18 @@ impl<S: RerankStore> RerankedScan<S> {
         self.stats
     }
 
-    /// The rows [`Self::next`] returns next without another rerank, nearest first.
+    /// The rows the scan has reranked and not returned yet, nearest first.
     pub fn upcoming(&self) -> impl Iterator<Item = &Candidate<S::Id, S::Meta>> + '_ {
-        self.ready.iter().rev()
+        self.ready.iter().rev().map(|(_, c)| c)
     }
 
     /// The next element, with its exact distance; `None` when the scan is over.
     pub fn next(&mut self, store: &mut S) -> Option<Candidate<S::Id, S::Meta>> {
         loop {
-            if let Some(candidate) = self.ready.pop() {
-                if self.params().mode == IterativeScan::Strict {
+            let bound = self.waiting.last().map_or(f64::INFINITY, |w| w.lower);
+            if self.ready.last().is_some_and(|(_, c)| c.distance <= bound) {
+                let (_, candidate) = self.ready.pop().expect("checked");
+                if self.mode == IterativeScan::Strict {
                     if candidate.distance < self.previous {
                         continue;
                     }
@@ -101,46 +137,57 @@ impl<S: RerankStore> RerankedScan<S> {
                 }
                 return Some(candidate);
             }
-            if !self.rerank_next_batch(store) {
+            if !self.waiting.is_empty() {
+                self.rerank_batch(store);
+            } else if !self.next_search(store) {
                 return None;
             }
         }
     }
 
-    fn params(&self) -> ScanParams {
-        self.inner.params()
+    /// Takes the candidates of the inner scan's next search; false when there are none.
+    fn next_search(&mut self, store: &mut S) -> bool {
+        let found = self.inner.take_results(store);
+        if found.is_empty() {
+            return false;
+        }
+        self.waiting
+            .extend(found.into_iter().map(|candidate| Waiting {
+                lower: candidate.distance - store.estimate_error(&candidate),
+                candidate,
+            }));
+        // Largest lower bound first (the next to rerank at the end); ties keep the walk's order.
+        self.waiting.reverse();
+        self.waiting.sort_by(|a, b| b.lower.total_cmp(&a.lower));
+        true
     }
 
-    /// Takes the next batch from the inner scan and reranks it; false when there is none.
-    fn rerank_next_batch(&mut self, store: &mut S) -> bool {
+    /// Reranks the waiting candidates of smallest lower bound, a batch of `breadth`.
+    fn rerank_batch(&mut self, store: &mut S) {
         let breadth = match self.breadth {
-            0 => self.params().ef_search,
+            0 => self.inner.params().ef_search,
             b => b,
         }
         .max(1);
         self.batch.clear();
         while self.batch.len() < breadth {
-            match self.inner.next(store) {
-                Some(candidate) => self.batch.push(candidate),
+            match self.waiting.pop() {
+                Some(w) => self.batch.push(w.candidate),
                 None => break,
             }
         }
-        if self.batch.is_empty() {
-            return false;
-        }
         store.exact_distances(self.inner.query(), &self.batch, &mut self.exact);
         debug_assert_eq!(self.exact.len(), self.batch.len());
-        self.stats.reranked += self.batch.len() as u64;
         self.stats.batches += 1;
         for (mut candidate, exact) in self.batch.drain(..).zip(&self.exact) {
             if let Some(distance) = exact {
                 candidate.distance = *distance;
-                self.ready.push(candidate);
+                let seq = self.stats.reranked;
+                self.stats.reranked += 1;
+                self.ready.push((seq, candidate));
             }
         }
-        // Furthest first; equal distances keep the inner scan's order.
-        self.ready.reverse();
-        self.ready.sort_by(|a, b| b.distance.total_cmp(&a.distance));
-        true
+        self.ready
+            .sort_by(|(sa, a), (sb, b)| b.distance.total_cmp(&a.distance).then(sb.cmp(sa)));
     }
 }

@@ -197,6 +197,25 @@ impl<S: GraphStore> Scan<S> {
         }
     }
 
+    /// Every live candidate of the current results at once, nearest first: the first call runs
+    /// the search, a later one resumes it (iterative scans) once the results are used up. Empty
+    /// when the scan is over. (A quantized index reranks its candidates as a whole.)
+    pub fn take_results(&mut self, store: &mut S) -> Vec<Candidate<S::Id, S::Meta>> {
+        let mut out = Vec::new();
+        let Some(first) = self.next(store) else {
+            return out;
+        };
+        out.push(first);
+        // `next` would search again once the results run out: stop before that.
+        while self.w.iter().any(|&index| self.state.get(index).live) {
+            match self.next(store) {
+                Some(candidate) => out.push(candidate),
+                None => break,
+            }
+        }
+        out
+    }
+
     /// The results [`Scan::next`] will return next without searching again, nearest first
     /// (the one returned last excluded). A strict iterative scan may still skip some of them.
     pub fn upcoming(&self) -> impl Iterator<Item = &Candidate<S::Id, S::Meta>> + '_ {

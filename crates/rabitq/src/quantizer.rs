@@ -255,6 +255,20 @@ impl Quantizer {
     pub fn bound(&self, query: &QueryCode, code: &[u8], factors: &Factors, epsilon: f64) -> f64 {
         let (bits, words) = (self.bits, self.words);
         let u_norm = (bitplane_dot(code, bits, code, bits, words) as f64).sqrt();
+        self.spread(query, factors, u_norm, epsilon)
+    }
+
+    /// [`Self::bound`] without the code: `‖u‖` taken at its largest for the code's sum
+    /// (`Σu² ≤ (2^b − 1)·Σu`), so never below it. What a search computes for every element.
+    #[inline]
+    pub fn error_bound(&self, query: &QueryCode, factors: &Factors, epsilon: f64) -> f64 {
+        let top = f64::from((1u32 << self.bits) - 1);
+        let u_norm = (top * f64::from(factors.code_sum)).sqrt();
+        self.spread(query, factors, u_norm, epsilon)
+    }
+
+    #[inline]
+    fn spread(&self, query: &QueryCode, factors: &Factors, u_norm: f64, epsilon: f64) -> f64 {
         let rounding = f64::from(factors.scale) * f64::from(query.delta) / 12f64.sqrt() * u_norm;
         let coding = f64::from(factors.error) * query.norm;
         let spread = epsilon * coding.hypot(rounding);

@@ -65,6 +65,10 @@ fn check_bound(vectors: &[Vec<f32>], queries: &[Vec<f32>], metric: Metric, bits:
             if error.abs() > q.bound(&prepared, code, f, 3.0) {
                 outside += 1;
             }
+            // The search's bound, without the code, is never tighter.
+            assert!(
+                q.error_bound(&prepared, f, 3.0) >= q.bound(&prepared, code, f, 3.0) * (1.0 - 1e-9)
+            );
             z_sq += (error / sd).powi(2);
             total += 1;
         }

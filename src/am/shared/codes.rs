@@ -14,6 +14,11 @@ use vector_formats::page::ItemPointer;
 use vector_formats::varlena::DenseRef;
 use vector_rabitq::{Factors, Metric, Quantizer, QueryCode};
 
+/// Standard deviations of an estimate's error taken as its bound: a reranked row is returned
+/// once no candidate's estimate less this could still be nearer (about 6 in 100,000 exceed it
+/// for a normal deviate).
+pub const CONFIDENCE: f64 = 4.0;
+
 /// The element type of the indexed column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dense {
@@ -93,6 +98,17 @@ impl CodeSpace {
     pub fn distance(&self, query: &QueryCode, record: &[u8]) -> f64 {
         let (code, factors) = self.parts(record);
         self.quantizer.distance(query, code, &factors)
+    }
+
+    /// The estimated distance from a prepared query to a stored record, and how far below it
+    /// the exact distance can be ([`CONFIDENCE`] standard deviations of the estimate).
+    #[inline]
+    pub fn estimate(&self, query: &QueryCode, record: &[u8]) -> (f64, f64) {
+        let (code, factors) = self.parts(record);
+        (
+            self.quantizer.distance(query, code, &factors),
+            self.quantizer.error_bound(query, &factors, CONFIDENCE),
+        )
     }
 
     /// The estimated distance between two stored records (`a` plays the query).

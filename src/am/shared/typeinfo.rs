@@ -853,6 +853,18 @@ impl QueryDistance<'_> {
         }
     }
 
+    /// `distance(query, value)` and, for a quantized index's estimate, how far below it the
+    /// exact distance can be (0 for an exact distance).
+    #[inline]
+    pub fn estimate(&self, value: &[u8]) -> (f64, f64) {
+        match (&self.support.codes, self.query.is_null()) {
+            (Some(codes), false) if !self.query.is_record() => {
+                codes.estimate(self.query.prepared(codes), value)
+            }
+            _ => (self.distance(value), 0.0),
+        }
+    }
+
     /// `distance(query, value)` for a stored varlena (header included).
     #[inline]
     pub fn distance(&self, value: &[u8]) -> f64 {

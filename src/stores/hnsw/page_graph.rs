@@ -98,7 +98,7 @@ impl HeapTids {
 }
 
 /// What a loaded element remembers about its tuples.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ElementMeta {
     /// Version of the element tuple when it was loaded.
     pub version: u8,
@@ -108,6 +108,9 @@ pub struct ElementMeta {
     pub heap_tids: HeapTids,
     /// Where its full vector is, in a quantized index (invalid otherwise).
     pub vector: ItemPointer,
+    /// How far below its estimated distance its exact distance can be, in a quantized index
+    /// (0 otherwise).
+    pub error: f32,
 }
 
 /// A loaded element.
@@ -124,6 +127,7 @@ const PLACEHOLDER: Element = Candidate {
         neighbor_tid: ItemPointer::INVALID,
         heap_tids: HeapTids::EMPTY,
         vector: ItemPointer::INVALID,
+        error: 0.0,
     },
 };
 
@@ -450,9 +454,10 @@ fn decode(
         pgrx::error!("cannot load deleted element");
     }
     let value = element.value();
-    let distance = match value {
-        Some(value) => query.distance(value),
-        None if query.is_null() => 0.0,
+    let (distance, error) = match value {
+        Some(value) if quantized => query.estimate(value),
+        Some(value) => (query.distance(value), 0.0),
+        None if query.is_null() => (0.0, 0.0),
         None => corrupt(id, "element has no value"),
     };
     let vector = match value {
@@ -473,6 +478,7 @@ fn decode(
             neighbor_tid: element.neighbor_tid(),
             heap_tids,
             vector,
+            error: error as f32,
         },
     }
 }
@@ -517,6 +523,10 @@ fn corrupt(id: ElementId, what: &str) -> ! {
 }
 
 impl RerankStore for PageGraph {
+    fn estimate_error(&self, candidate: &Element) -> f64 {
+        f64::from(candidate.meta.error)
+    }
+
     fn exact_distances(
         &mut self,
         query: &Value,

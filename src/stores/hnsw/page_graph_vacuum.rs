@@ -34,7 +34,7 @@ use crate::stores::hnsw::page_graph::{Element, ElementId, ElementMeta};
 use crate::stores::hnsw::page_graph_write::{
     read_neighbor_slots, record_vector, CachedValue, PageGraphWriter,
 };
-use crate::stores::hnsw::vector_pages::free_vectors;
+use crate::stores::hnsw::vector_pages::{expect_page_kind, free_vectors};
 use pgrx::pg_sys;
 
 use vector_hnsw::storage::{
@@ -119,7 +119,9 @@ impl VacuumGraph {
         if first {
             self.hints.plan([(block, rel.nblocks().saturating_sub(1))]);
         }
-        read_chain_page(rel, block, mode, &self.strategy, &mut self.hints)
+        let guard = read_chain_page(rel, block, mode, &self.strategy, &mut self.hints);
+        expect_page_kind(rel, block, &guard.page(), false);
+        guard
     }
 
     fn rel(&self) -> Relation {

@@ -32,6 +32,7 @@ use crate::stores::hnsw::format::{
     METAPAGE_BLKNO, OPAQUE_SIZE,
 };
 use crate::stores::hnsw::page_graph::{Element, ElementId, ElementMeta, HeapTids, PageGraph};
+use crate::stores::hnsw::vector_pages::expect_page_kind;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -421,6 +422,7 @@ impl PageGraphWriter {
         };
         loop {
             let mut guard = self.begin_on(current);
+            expect_page_kind(self.rel(), current, &guard.page(0), false);
             let free = guard.page(0).free_space();
             if new_insert_page == INVALID_BLOCK_NUMBER && free >= min_combined {
                 new_insert_page = current;
@@ -704,6 +706,7 @@ impl GraphWrite for PageGraphWriter {
                 neighbor_tid,
                 heap_tids,
                 vector: record_vector(self.graph.is_quantized(), value),
+                error: 0.0,
             },
         }
     }

@@ -20,13 +20,16 @@ use crate::am::shared::typeinfo::{Support, Value};
 use crate::storage::io::RelationBlocks;
 use crate::storage::page::ITEM_ID_SIZE;
 use crate::storage::pinned::{self, PinnedPage};
+use crate::storage::PageRef;
 use crate::storage::{
     BlockNumber, ChainWalk, ItemPointer, PageWriteGuard, ReadMode, Relation, WriteMode,
 };
 use crate::stores::hnsw::format::{
     new_opaque, PageOpaque, MAX_ITEM_SIZE, METAPAGE_BLKNO, OPAQUE_SIZE,
 };
-use vector_formats::hnsw_codes::{QuantizerMeta, VectorView, NO_VECTOR_PAGE, VECTOR_PAGE};
+use vector_formats::hnsw_codes::{
+    is_vector_page, QuantizerMeta, VectorView, NO_VECTOR_PAGE, VECTOR_PAGE,
+};
 use vector_io::{BatchLayout, BlockReader, IoCounters, Walk};
 
 /// The special space of a new vector page.
@@ -34,6 +37,28 @@ pub fn vector_opaque() -> PageOpaque {
     PageOpaque {
         unused: VECTOR_PAGE,
         ..new_opaque()
+    }
+}
+
+/// Raises "index is corrupted" unless block `block` (`page`) is of the kind a chain expects: a
+/// vector page (`vector`) or a graph page. A damaged link never makes a writer put tuples on
+/// the wrong kind of page.
+pub fn expect_page_kind(rel: Relation, block: BlockNumber, page: &PageRef<'_>, vector: bool) {
+    let unused = PageOpaque::decode(page.special()).map_or(0, |o| o.unused);
+    if is_vector_page(unused) != vector {
+        let (found, wanted) = if vector {
+            ("graph", "vector")
+        } else {
+            ("vector", "graph")
+        };
+        pgrx::ereport!(
+            ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INDEX_CORRUPTED,
+            format!(
+                "index \"{}\" links to {found} page {block} where a {wanted} page belongs",
+                rel.name()
+            )
+        );
     }
 }
 
@@ -147,6 +172,7 @@ pub fn store_vector(rel: Relation, value: &[u8], mode: WriteMode) -> ItemPointer
     let mut last: Option<BlockNumber> = None;
     while let Some(block) = current {
         let mut guard = rel.write_page(block, mode);
+        expect_page_kind(rel, block, &guard.page(0), true);
         if let Some(offset) = take_free_slot(&mut guard, value, size) {
             guard.commit();
             if block != start {
@@ -243,6 +269,7 @@ pub fn free_vectors(rel: Relation, vectors: &[ItemPointer], mode: WriteMode) {
             continue;
         }
         let mut guard = rel.write_page(block, mode);
+        expect_page_kind(rel, block, &guard.page(0), true);
         let mut page = guard.page_mut(0);
         for tid in chunk {
             if let Some(item) = page.item_mut(tid.offset) {
