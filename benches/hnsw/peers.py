@@ -887,7 +887,8 @@ def check_planner(p: Peer, s: System, data: Data, settings: list[Setting], a) ->
 def measure(p: Peer, s: System, data: Data, setting: Setting, mode: str, rnd: int, a,
             label: str = "") -> dict:
     """One run: all queries of one system at one setting in one session, in cache state
-    `mode` (resident, warm, cold, graph, or budget: cold with the graph run's memory)."""
+    `mode` (resident, warm, cold, graph, or budget@SYSTEM: cold in the memory of SYSTEM's
+    graph run)."""
     srv, cg, db = p.server, p.cgroup, s.db(data)
     q = query_sql(s, data, setting, a.k)
     gucs = dict(setting.gucs)
@@ -908,7 +909,7 @@ def measure(p: Peer, s: System, data: Data, setting: Setting, mode: str, rnd: in
         sql += evict_sql("items")
         if a.warm_evict == "query":
             before = EVICT_BEFORE_QUERY
-    else:  # cold, graph, budget
+    else:  # cold, graph, budget@...
         sql += evict_sql("items") + DROP_CACHES
         if mode == "graph":
             sql += (f"SELECT 'graphload', sum(pg_prewarm('{INDEX}'::regclass, 'buffer', 'main', "
@@ -921,7 +922,7 @@ def measure(p: Peer, s: System, data: Data, setting: Setting, mode: str, rnd: in
     sql += probe_command(cg, "probe_after") + FLUSH_STATS + stats_sql("after")
     if mode == "graph":
         sql += GRAPH_RESIDENCY.format(tag="graph_after")
-    if mode in ("cold", "graph", "budget"):
+    if mode in ("cold", "graph") or mode.startswith("budget"):
         cg.reset_peak()
     t0 = time.perf_counter()
     out = parse_tagged(srv.psql(sql, db))
@@ -940,7 +941,7 @@ def measure(p: Peer, s: System, data: Data, setting: Setting, mode: str, rnd: in
     e = [int(x) for x in out["after"][0]]
     d = [(y - x) / n for x, y in zip(b, e)]
     p0, p1 = parse_probe(out["probe_before"][0]), parse_probe(out["probe_after"][0])
-    plan = out["plan"][0][0]
+    plan = re.sub(r"'\[[^\]']{40,}\]'", "'[…]'", out["plan"][0][0])  # the query vector
     shown = out["settings"][0][0].split(" ")
     wanted = [str(v) for v in gucs.values()]
     run = {
@@ -975,7 +976,7 @@ def measure(p: Peer, s: System, data: Data, setting: Setting, mode: str, rnd: in
         run["graph_resident_after_pct"] = round(100 * g1[0] / max(g1[1], 1), 1)
     if p1["oom_kill"] > p0["oom_kill"]:
         raise RuntimeError(f"[{s.name}] the OOM killer struck in {cg.path}: raise --cgroup-mb")
-    if mode in ("cold", "graph", "budget"):
+    if mode in ("cold", "graph") or mode.startswith("budget"):
         blocks = run["index_read"] + run["heap_read"] + run["toast_read"]
         run["thrashing"] = run["disk_kb"] > 2 * 8 * blocks + 64
         if run["thrashing"]:
@@ -1049,7 +1050,7 @@ def graph_phase(peers, systems, data, settings_of, a, rnd, runs, graphs, compari
         pairs = [(s, setting, "graph")]
         if reference is not None:
             ref = next(x for x in settings_of[reference.name] if x.key == REFERENCE[1])
-            pairs.append((reference, ref, "budget"))
+            pairs.append((reference, ref, f"budget@{s.name}"))
         if rnd % 2:
             pairs.reverse()
         for sys_, st, mode in pairs:
@@ -1208,6 +1209,7 @@ def markdown(a, res: dict, svg_name: str) -> str:
          f"- started {res['started']}, finished {res['finished']} ({res['seconds'] / 60:.0f} "
          f"min; phases: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in res["phase_s"].items())
          + ")",
+         f"- command: {res['command']}",
          f"- machine: {res['machine']}",
          *(f"- server {k}: {v}" for k, v in res["servers"].items()),
          f"- data: {data['source']}; {data['queries']} queries, k = {a.k}, {data['metric']} "
@@ -1280,7 +1282,8 @@ def markdown(a, res: dict, svg_name: str) -> str:
                 cells += [f"{mark}{f(ms)}", ratio(ms, base)]
         L.append(f"| {name} | " + " | ".join(cells) + " |")
 
-    graph_runs = {k: v for k, v in pooled.items() if k[2] in ("graph", "budget")}
+    graph_runs = {k: v for k, v in pooled.items()
+                  if k[2] == "graph" or k[2].startswith("budget")}
     if graph_runs:
         L += ["", "## The graph cached, vectors on disk", "",
               "Ours quantized with its graph pages prewarmed into shared_buffers after the "
@@ -1295,8 +1298,7 @@ def markdown(a, res: dict, svg_name: str) -> str:
                                            key=lambda kv: (kv[1].get("budget_of", ""), kv[0][2] != "graph")):
             partner = None
             if mode == "graph":
-                partner = next((w for (n2, k2, m2), w in graph_runs.items()
-                                if m2 == "budget" and w.get("budget_of") == name), None)
+                partner = graph_runs.get((REFERENCE[0], REFERENCE[1], f"budget@{name}"))
             who = (f"{name}, graph cached" if mode == "graph"
                    else f"{name}, cold in {v.get('budget_of')}'s memory")
             gres = (f"{v.get('graph_resident_before_pct', 0):.0f} → "
@@ -1362,7 +1364,8 @@ def markdown(a, res: dict, svg_name: str) -> str:
     bad_set = sorted({(r["system"], r["setting"]) for r in res["runs"] if not r["settings_ok"]})
     if bad_set:
         L.append("- **settings not as requested** in " + ", ".join(" ".join(x) for x in bad_set))
-    cold_runs = [r for r in res["runs"] if r["mode"] in ("cold", "graph", "budget")]
+    cold_runs = [r for r in res["runs"] if r["mode"] in ("cold", "graph")
+                 or r["mode"].startswith("budget")]
     if cold_runs:
         caches = [r["cgroup"]["page_cache_mb"] for r in cold_runs]
         peaks = [r["cgroup"]["peak_mb"] for r in cold_runs]
@@ -1373,6 +1376,12 @@ def markdown(a, res: dict, svg_name: str) -> str:
                  f"{min(ratios):.2f}–{max(ratios):.2f} × the 8 kB blocks pg_statio counts as "
                  f"read; page cache held by the cgroup at the end of a run "
                  f"{min(caches):.0f}–{max(caches):.0f} MB; peak usage {max(peaks):.0f} MB")
+        served = sorted({f"{r['system']} {r['setting']} ({r['mode']}, {x:.2f})"
+                         for r, x in zip(cold_runs, ratios) if x < 0.5})
+        if served:
+            L.append("- cold runs whose disk reads cover less than half the blocks read (the "
+                     "rest came from the page cache the cgroup kept within the run): "
+                     + ", ".join(served[:12]) + (" …" if len(served) > 12 else ""))
         thrash = [f"{r['system']} {r['setting']} ({r['mode']})" for r in cold_runs
                   if r.get("thrashing")]
         if thrash:
@@ -1382,6 +1391,12 @@ def markdown(a, res: dict, svg_name: str) -> str:
     if warm_runs:
         L.append(f"- resident and warm runs: disk read per query at most "
                  f"{max(r['disk_kb'] for r in warm_runs):.1f} kB")
+        lost = [f"{r['system']} {r['setting']} ({r['mode']}, round {r['round'] + 1}: "
+                f"{r['disk_kb']:.0f} kB)" for r in warm_runs if r["disk_kb"] > 16]
+        if lost:
+            L.append("- **resident or warm runs that read from disk** (pages left the page cache "
+                     "during the run: memory pressure, or another process dropping caches on "
+                     "this shared machine); their latencies are not warm: " + ", ".join(lost))
     low = sorted({(r["system"], r["resident_pct"]) for r in res["runs"]
                   if r.get("resident_pct", 100) < 99.5})
     if low:
@@ -1565,7 +1580,8 @@ def main(argv: list[str]) -> int:
         fail("needs root: memory cgroups, /proc/sys/vm/drop_caches, servers run as postgres")
     t_start = time.perf_counter()
     phase_s: dict[str, float] = {}
-    res: dict = {"started": now(), "notes": []}
+    res: dict = {"started": now(), "notes": [],
+                 "command": "python3 benches/hnsw/peers.py " + " ".join(argv)}
     a.workdir.mkdir(parents=True, exist_ok=True)
     a.workdir.chmod(0o755)
 
@@ -1661,9 +1677,10 @@ def main(argv: list[str]) -> int:
         "pooled": pooled, "runs": runs,
     })
     if "vchordrq" in a.systems and data.n < 128_000 and not a.vchordrq_lists:
-        res["notes"].append(f"vchordrq: lists = [{vchordrq_lists(a, data)}] (N / 500); "
-                            "VectorChord's documentation suggests no partitioning below about "
-                            "10^5 rows, which would leave probes without effect")
+        res["notes"].append(f"vchordrq: lists = [{vchordrq_lists(a, data)}] (N / 500, the "
+                            "2·N/1000 VectorChord's indexing guide gives from 128k to 2M rows); "
+                            "below 128k rows the guide suggests a single list, which would leave "
+                            "vchordrq.probes nothing to sweep")
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = a.out or a.workdir / f"peers-{data.name}-{stamp}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
