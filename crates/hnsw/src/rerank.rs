@@ -51,6 +51,12 @@ struct Waiting<Id, Meta> {
     candidate: Candidate<Id, Meta>,
 }
 
+/// A reranked candidate with its place in the order of reranks (ties go to the earlier).
+struct Reranked<Id, Meta> {
+    seq: u64,
+    candidate: Candidate<Id, Meta>,
+}
+
 /// A [`Scan`] whose candidates are reranked by exact distance before they are returned.
 pub struct RerankedScan<S: GraphStore> {
     inner: Scan<S>,
@@ -62,7 +68,7 @@ pub struct RerankedScan<S: GraphStore> {
     waiting: Vec<Waiting<S::Id, S::Meta>>,
     /// Reranked candidates not returned yet, with the order they were reranked in: furthest
     /// first, and among equal distances the one reranked first last (exact distances).
-    ready: Vec<(u64, Candidate<S::Id, S::Meta>)>,
+    ready: Vec<Reranked<S::Id, S::Meta>>,
     batch: Vec<Candidate<S::Id, S::Meta>>,
     exact: Vec<Option<f64>>,
     previous: f64,
@@ -120,15 +126,16 @@ impl<S: RerankStore> RerankedScan<S> {
 
     /// The rows the scan has reranked and not returned yet, nearest first.
     pub fn upcoming(&self) -> impl Iterator<Item = &Candidate<S::Id, S::Meta>> + '_ {
-        self.ready.iter().rev().map(|(_, c)| c)
+        self.ready.iter().rev().map(|r| &r.candidate)
     }
 
     /// The next element, with its exact distance; `None` when the scan is over.
     pub fn next(&mut self, store: &mut S) -> Option<Candidate<S::Id, S::Meta>> {
         loop {
             let bound = self.waiting.last().map_or(f64::INFINITY, |w| w.lower);
-            if self.ready.last().is_some_and(|(_, c)| c.distance <= bound) {
-                let (_, candidate) = self.ready.pop().expect("checked");
+            let nearest = self.ready.last().map(|r| r.candidate.distance);
+            if nearest.is_some_and(|d| d <= bound) {
+                let candidate = self.ready.pop().expect("checked").candidate;
                 if self.mode == IterativeScan::Strict {
                     if candidate.distance < self.previous {
                         continue;
@@ -184,10 +191,12 @@ impl<S: RerankStore> RerankedScan<S> {
                 candidate.distance = *distance;
                 let seq = self.stats.reranked;
                 self.stats.reranked += 1;
-                self.ready.push((seq, candidate));
+                self.ready.push(Reranked { seq, candidate });
             }
         }
-        self.ready
-            .sort_by(|(sa, a), (sb, b)| b.distance.total_cmp(&a.distance).then(sb.cmp(sa)));
+        self.ready.sort_by(|a, b| {
+            let (x, y) = (&a.candidate, &b.candidate);
+            y.distance.total_cmp(&x.distance).then(b.seq.cmp(&a.seq))
+        });
     }
 }
