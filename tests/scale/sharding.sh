@@ -34,6 +34,9 @@ work=${1:-$(mktemp -d /tmp/scale-sharding.XXXXXX)}
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 began=$(date +%s)
+for ext in postgres_fdw auto_explain; do
+  [ -e "$("$OURS/bin/pg_config" --pkglibdir)/$ext.so" ] || fail "$OURS has no $ext (a contrib module)"
+done
 base=${SHARD_PORT_BASE:-55611}
 rows=${SHARD_ROWS:-6000}
 dim=${SHARD_DIM:-48}
