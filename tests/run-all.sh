@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite (or the ones named) and ends with one "N passed, N failed" line,
 # counting suites. Servers run as the unprivileged `postgres` user on private sockets.
-#   tests/run-all.sh [unit] [pgrx] [regress-pg18] [regress-pg15] [compat] [hnsw] [ivfflat] [clients] [lint]
+#   tests/run-all.sh [unit] [pgrx] [regress-pg18] [regress-pg15] [compat] [hnsw] [ivfflat] [scale] [clients] [lint]
 #   (KEEP_TEST_WORK=1 keeps the work directory of a passing run)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,7 +13,7 @@ PG15=/usr/lib/postgresql/15
 work=$(mktemp -d /tmp/vector-tests.XXXXXX)
 chmod 755 "$work"
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit pgrx regress-pg18 regress-pg15 compat hnsw ivfflat clients lint)
+[ ${#suites[@]} -gt 0 ] || suites=(unit pgrx regress-pg18 regress-pg15 compat hnsw ivfflat scale clients lint)
 
 # Runs pg_regress against a fresh server of the given installation.
 regress_on() {
@@ -60,6 +60,11 @@ run_suite() {
   ivfflat)
     cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
       tests/ivfflat/all.sh "$work/ivfflat"
+    ;;
+  scale)
+    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+      tests/scale/sharding.sh "$work/scale-sharding" &&
+      tests/scale/replica_reads.sh "$work/scale-replica"
     ;;
   clients)
     cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
