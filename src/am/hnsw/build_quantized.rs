@@ -29,8 +29,9 @@ use crate::stores::hnsw::page_graph::PageGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::pg_sys;
 use std::rc::Rc;
-use vector_formats::hnsw_codes::{CodeMetric, QuantizerMeta, NO_VECTOR_PAGE};
+use vector_formats::hnsw_codes::{CodeMetric, CodeRecord, QuantizerMeta, NO_VECTOR_PAGE};
 use vector_hnsw::storage::NewElement;
+use vector_rabitq::code_bytes;
 
 /// Bytes before the vector in a row of the temporary file: the heap TID, padded.
 const ROW_HEADER: usize = 8;
@@ -200,6 +201,19 @@ pub unsafe fn load_rows(
     }
 }
 
+/// Bytes of the code record the index stores for each element.
+pub fn stored_record_size(quantizer: &QuantizerMeta) -> usize {
+    CodeRecord::size(code_bytes(
+        quantizer.centroid.len(),
+        u32::from(quantizer.bits),
+    ))
+}
+
+/// A build graph's value as the pages store it: its record without the build's finer codes.
+pub fn stored_value(value: Value, record_size: usize) -> Value {
+    value.with_record_truncated(record_size)
+}
+
 /// The value a build inserts for row `n` of the file: the vector, with its code record naming
 /// the vector by its row until the write-out places it.
 pub fn row_value(codes: &CodeSpace, vector: &[u8], n: u64) -> Value {
@@ -246,7 +260,8 @@ pub unsafe fn build(
         )
     };
     let size = quantizer.vector_size as usize;
-    let codes = Rc::new(CodeSpace::from_meta(&quantizer, dense));
+    let codes = Rc::new(CodeSpace::for_build(&quantizer, dense));
+    let record_size = stored_record_size(&quantizer);
     let coded = support.clone().with_codes(codes.clone());
     let params = checked.params;
     let memory_limit = crate::am::hnsw::build::maintenance_work_mem();
@@ -285,6 +300,7 @@ pub unsafe fn build(
                 Some(why) => {
                     let mut output = VectorOutput {
                         quantizer: quantizer.clone(),
+                        record_size,
                         vector: &mut |slot, out| {
                             rows.read(u64::from(slot), out);
                         },
@@ -296,7 +312,7 @@ pub unsafe fn build(
             }
         }
         if let Some(writer) = disk.as_mut() {
-            insert_on_disk(writer, value, tid, level);
+            insert_on_disk(writer, stored_value(value, record_size), tid, level);
         }
         indtuples += 1;
         report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, indtuples);
@@ -304,6 +320,7 @@ pub unsafe fn build(
     if disk.is_none() {
         let mut output = VectorOutput {
             quantizer,
+            record_size,
             vector: &mut |slot, out| {
                 rows.read(u64::from(slot), out);
             },

@@ -260,6 +260,16 @@ impl Value {
         self
     }
 
+    /// This value with its code record cut to `len` bytes (a build's record without its finer
+    /// codes) and no prepared query.
+    pub fn with_record_truncated(mut self, len: usize) -> Self {
+        if let Some(record) = self.record.as_mut() {
+            record.truncate(len);
+        }
+        self.prepared = std::cell::OnceCell::new();
+        self
+    }
+
     /// A quantized index's stored code record, as a query.
     pub fn stored_record(record: &[u8]) -> Self {
         Value {

@@ -66,6 +66,9 @@ struct LayoutPlan<'g, 's, R: Region> {
     graph: &'g BuildGraph<'s, R>,
     /// The graph's element ids, in the order they were added (ascending).
     ids: &'g [u32],
+    /// The bytes of every element's stored value, if not its value in the build graph (a
+    /// quantized build's records carry finer codes the pages do not get).
+    value_len: Option<usize>,
     block: BlockNumber,
     page: PageFill,
 }
@@ -74,7 +77,10 @@ impl<R: Region> LayoutPlan<'_, '_, R> {
     /// The sizes of element `i`'s tuples, and whether both go on one page.
     fn sizes(&self, i: u32) -> (usize, usize, bool) {
         let id = self.ids[i as usize];
-        let element = element_tuple_size(self.graph.value_bytes(id).len());
+        let value_len = self
+            .value_len
+            .unwrap_or_else(|| self.graph.value_bytes(id).len());
+        let element = element_tuple_size(value_len);
         let neighbors = neighbor_tuple_size(self.graph.level(id), self.graph.m());
         let together = element + neighbors + ITEM_ID_SIZE <= MAX_ITEM_SIZE;
         (element, neighbors, together)
@@ -110,11 +116,13 @@ impl<R: Region> PagePacker for LayoutPlan<'_, '_, R> {
 fn plan_layout<R: Region>(
     graph: &BuildGraph<'_, R>,
     placement: Placement,
+    value_len: Option<usize>,
 ) -> (Vec<u32>, BlockNumber) {
     let ids = graph.elements();
     let mut plan = LayoutPlan {
         graph,
         ids: &ids,
+        value_len,
         block: HEAD_BLKNO,
         page: PageFill::EMPTY,
     };
@@ -165,6 +173,9 @@ fn plan_layout<R: Region>(
 pub struct VectorOutput<'a> {
     /// The quantizer for the metapage (its vector insert page is set here).
     pub quantizer: QuantizerMeta,
+    /// Bytes of the code record the pages keep of each element's value (the build graph's
+    /// records may go on with finer codes).
+    pub record_size: usize,
     /// Copies into the buffer (`quantizer.vector_size` bytes) the full vector kept under
     /// `slot`: during a build, an element's code record names its vector by that slot number
     /// (the block of its vector place), until this write-out gives it its page and offset.
@@ -198,7 +209,8 @@ pub fn write_graph<R: Region>(
     placement: Placement,
     mut vectors: Option<&mut VectorOutput<'_>>,
 ) {
-    let (order, last_block) = plan_layout(graph, placement);
+    let (order, last_block) =
+        plan_layout(graph, placement, vectors.as_ref().map(|v| v.record_size));
     let vector_tids = vectors.as_ref().map(|v| {
         plan_vectors(
             order.len(),
@@ -242,9 +254,9 @@ pub fn write_graph<R: Region>(
         let (tid, neighbor_tid) = graph.page_tids(id);
         graph.heap_tids(id, &mut heap_tids);
         let mut value = graph.value_bytes(id);
-        if let Some(tids) = &vector_tids {
+        if let (Some(tids), Some(output)) = (&vector_tids, vectors.as_ref()) {
             record.clear();
-            record.extend_from_slice(value);
+            record.extend_from_slice(&value[..output.record_size]);
             CodeRecord::set_vector(&mut record, tids[k]);
             value = &record;
         }
