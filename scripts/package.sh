@@ -111,7 +111,7 @@ install_script() {
 # Installs vector $version for PostgreSQL $major: vector.so into \$(pg_config --pkglibdir),
 # vector.control and the SQL scripts into \$(pg_config --sharedir)/extension.
 #   [PG_CONFIG=/path/to/pg_config] [DESTDIR=/staging/root] ./install.sh [--uninstall]
-# --uninstall removes the files this one installs. Then, in each database,
+# --uninstall removes the files it installs. Then, in each database,
 # CREATE EXTENSION vector (or ALTER EXTENSION vector UPDATE over pgvector 0.8.6).
 set -eu
 major=$major

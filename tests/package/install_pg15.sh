@@ -37,7 +37,12 @@ expect_match() {
 }
 status_of() { dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || echo unknown; }
 # Our files in the server's directories, whoever put them there.
-vector_files() { compgen -G "$libdir/vector.so"; compgen -G "$extdir/vector.control"; compgen -G "$extdir/vector--*.sql"; true; }
+vector_files() {
+  local f
+  for f in "$libdir/vector.so" "$extdir/vector.control" "$extdir"/vector--*.sql; do
+    [ ! -e "$f" ] || echo "$f"
+  done
+}
 
 [ "$(id -u)" = 0 ] || fail "run as root (the test installs packages)"
 for p in "$pkg" "$pgvector_pkg" "$dependent_pkg"; do
