@@ -13,8 +13,14 @@
 set -euo pipefail
 umask 022
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
 [ $# -gt 0 ] || { echo "usage: $0 PG_CONFIG..." >&2; exit 2; }
+# Absolute paths (pgrx's build runs elsewhere); a bare name is looked up in PATH.
+pg_configs=()
+for c in "$@"; do
+  p=$(command -v "$c") || { echo "no pg_config at $c (make setup installs PG 15 and 18)" >&2; exit 1; }
+  pg_configs+=("$(realpath -s "$p")")
+done
+cd "$root"
 
 target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 out=$target/package
@@ -207,8 +213,7 @@ EOF
   built+=("$file")
 }
 
-for pg_config in "$@"; do
-  [ -x "$pg_config" ] || { echo "no pg_config at $pg_config (make setup installs PG 15 and 18)" >&2; exit 1; }
+for pg_config in "${pg_configs[@]}"; do
   major=$("$pg_config" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
   files=$out/stage/files-pg$major
   build "$pg_config" "$major" "$files"
