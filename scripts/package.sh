@@ -103,7 +103,10 @@ tarball() {
   install -d -m 0755 "$dir"
   cp -a "$files/lib" "$files/extension" "$dir/"
   install -m 0644 LICENSE "$dir/LICENSE"
-  install_script "$major" >"$dir/install.sh"
+  # The newest glibc symbol version the library links to: install.sh checks the system's.
+  local glibc
+  glibc=$(objdump -T "$files/lib/vector.so" | grep -o 'GLIBC_[0-9.]*' | cut -d_ -f2 | sort -uV | tail -1)
+  install_script "$major" "$glibc" >"$dir/install.sh"
   chmod 0755 "$dir/install.sh"
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
     -C "$out/stage" -cf - "$name" | gzip -9n >"$out/$name.tar.gz"
@@ -111,16 +114,18 @@ tarball() {
 }
 
 install_script() {
-  local major=$1
+  local major=$1 glibc=$2
   cat <<EOF
 #!/bin/sh
-# Installs vector $version for PostgreSQL $major: vector.so into \$(pg_config --pkglibdir),
-# vector.control and the SQL scripts into \$(pg_config --sharedir)/extension.
+# Installs vector $version for PostgreSQL $major (Linux, glibc $glibc or later): vector.so into
+# \$(pg_config --pkglibdir), vector.control and the SQL scripts into
+# \$(pg_config --sharedir)/extension.
 #   [PG_CONFIG=/path/to/pg_config] [DESTDIR=/staging/root] ./install.sh [--uninstall]
 # --uninstall removes the files it installs. Then, in each database,
 # CREATE EXTENSION vector (or ALTER EXTENSION vector UPDATE over pgvector 0.8.6).
 set -eu
 major=$major
+glibc=$glibc
 EOF
   cat <<'EOF'
 here=$(cd "$(dirname "$0")" && pwd)
@@ -140,6 +145,12 @@ case "${1:-}" in
   echo "removed vector from $libdir and $extdir"
   ;;
 "")
+  # An older glibc would only show at CREATE EXTENSION, as a failure to load the library.
+  have=$(getconf GNU_LIBC_VERSION 2>/dev/null | sed 's/^glibc //') || have=""
+  if [ -n "$have" ] && [ "$(printf '%s\n' "$glibc" "$have" | sort -V | head -n 1)" != "$glibc" ]; then
+    echo "this library needs glibc $glibc or later, this system has $have" >&2
+    exit 1
+  fi
   install -d "$libdir" "$extdir"
   # install(1) puts a new file in place instead of writing into the old one, which running
   # backends may have mapped.

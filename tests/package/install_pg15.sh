@@ -231,7 +231,14 @@ mkdir -p fake-pg16 && printf '#!/bin/sh\necho "PostgreSQL 16.4"\n' >fake-pg16/pg
 if PG_CONFIG=$work/fake-pg16/pg_config DESTDIR=$work/destdir-16 "$dir/install.sh" >install.log 2>&1; then
   fail "install.sh accepted PostgreSQL 16"
 fi
+expect_match "install.sh for PostgreSQL 16" "$(cat install.log)" 'is for PostgreSQL 15'
 expect "files written for PostgreSQL 16" "$(ls destdir-16 2>/dev/null || true)" ""
+mkdir -p old-glibc && printf '#!/bin/sh\necho "glibc 2.31"\n' >old-glibc/getconf && chmod +x old-glibc/getconf
+if PATH=$work/old-glibc:$PATH PG_CONFIG=$pg_config DESTDIR=$work/destdir-old "$dir/install.sh" >install.log 2>&1; then
+  fail "install.sh accepted glibc 2.31"
+fi
+expect_match "install.sh on glibc 2.31" "$(cat install.log)" 'needs glibc [0-9.]+ or later'
+expect "files written for glibc 2.31" "$(ls destdir-old 2>/dev/null || true)" ""
 PG_CONFIG=$pg_config DESTDIR=$work/destdir "$dir/install.sh" >install.log 2>&1 || { cat install.log; fail "install.sh with DESTDIR"; }
 expect "DESTDIR files" "$(cd destdir && find . -type f | sort)" "$(expected_files . "" | sort)"
 expect "DESTDIR library mode" "$(stat -c %a "destdir$libdir/vector.so")" 755
