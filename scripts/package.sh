@@ -39,8 +39,8 @@ version=$extversion+rs${crateversion//-/\~}
 pgvector_version=$(cut -d. -f1-3 <<<"$extversion")
 maintainer="${DEBFULLNAME:-vector developers} <${DEBEMAIL:-maintainers@users.noreply.a-seed-5a5aaf01.example}>"
 # Timestamps of the files in the packages: the commit's, so that rebuilds differ only if the
-# build does.
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+# build does. Not exported: the cc crate would rebuild pgrx's C parts at every commit.
+epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
 
 # Build paths would otherwise end up in the library (file names of panic locations); any
@@ -108,7 +108,7 @@ tarball() {
   glibc=$(objdump -T "$files/lib/vector.so" | grep -o 'GLIBC_[0-9.]*' | cut -d_ -f2 | sort -uV | tail -1)
   install_script "$major" "$glibc" >"$dir/install.sh"
   chmod 0755 "$dir/install.sh"
-  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
     -C "$out/stage" -cf - "$name" | gzip -9n >"$out/$name.tar.gz"
   built+=("$out/$name.tar.gz")
 }
@@ -180,7 +180,7 @@ deb() {
   cp -a "$files/extension/." "$dir/usr/share/postgresql/$major/extension/"
   install -m 0644 LICENSE "$dir/usr/share/doc/$pkg/copyright"
   printf '%s (%s) unstable; urgency=medium\n\n  * Built by scripts/package.sh from commit %s.\n\n -- %s  %s\n' \
-    "$pkg" "$version" "$commit" "$maintainer" "$(date -R -u -d "@$SOURCE_DATE_EPOCH")" |
+    "$pkg" "$version" "$commit" "$maintainer" "$(date -R -u -d "@$epoch")" |
     gzip -9n >"$dir/usr/share/doc/$pkg/changelog.gz"
   chmod 0644 "$dir/usr/share/doc/$pkg/changelog.gz"
 
@@ -220,7 +220,7 @@ EOF
 
   local file=$out/${pkg}_${version}_$arch.deb
   # dpkg-deb dates the files no later than SOURCE_DATE_EPOCH.
-  dpkg-deb --root-owner-group --build "$dir" "$file" >/dev/null
+  SOURCE_DATE_EPOCH=$epoch dpkg-deb --root-owner-group --build "$dir" "$file" >/dev/null
   built+=("$file")
 }
 
