@@ -10,8 +10,8 @@ DEMO_PORT ?= 54318
 PGHOST ?= $(CURDIR)/.pg/demo18
 PGPORT ?= $(DEMO_PORT)
 
-.PHONY: demo setup install install-pg15 start stop psql test installcheck unit pgrx-test \
-        regress-pg18 regress-pg15 compat bench-kernels fmt lint
+.PHONY: demo setup install install-pg15 package start stop psql test installcheck unit pgrx-test \
+        regress-pg18 regress-pg15 package-test compat bench-kernels fmt lint
 
 demo: setup install start
 	$(PG18)/bin/psql -X -h $(PGHOST) -p $(PGPORT) -U postgres -d postgres -f tests/demo.sql
@@ -29,6 +29,13 @@ install:
 
 install-pg15:
 	cargo pgrx install --release --pg-config $(PG15)/bin/pg_config --no-default-features --features pg15
+
+# make package: the Debian package postgresql-15-vector-rs for Debian's PostgreSQL 15, and
+# tarballs (with an install.sh) for it and for the project-local PostgreSQL 18.6;
+# make package PG_CONFIG=...: for that server only (a .deb too if laid out as Debian's).
+# Written to target/package/ ($CARGO_TARGET_DIR/package/ if set).
+package:
+	@scripts/package.sh $(if $(filter file,$(origin PG_CONFIG)),$(PG15)/bin/pg_config) $(PG_CONFIG)
 
 start:
 	@scripts/pg-server.sh stop $(PG18)/bin $(DEMO_DATA)
@@ -59,6 +66,9 @@ regress-pg18:
 
 regress-pg15:
 	tests/run-all.sh regress-pg15
+
+package-test:
+	tests/run-all.sh package
 
 compat:
 	tests/run-all.sh compat

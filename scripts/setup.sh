@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PIP_ROOT_USER_ACTION=ignore
 
-apt_packages=(libclang-dev clang sudo postgresql-15 postgresql-server-dev-15 pkg-config make)
+# dpkg-dev: dpkg-shlibdeps and strip for `make package`.
+apt_packages=(libclang-dev clang sudo postgresql-15 postgresql-server-dev-15 pkg-config make dpkg-dev)
 python3 -m pip --version >/dev/null 2>&1 || apt_packages+=(python3-pip)
 missing=()
 for p in "${apt_packages[@]}"; do

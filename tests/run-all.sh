@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite (or the ones named) and ends with one "N passed, N failed" line,
 # counting suites. Servers run as the unprivileged `postgres` user on private sockets.
-#   tests/run-all.sh [unit] [pgrx] [regress-pg18] [regress-pg15] [compat] [hnsw] [ivfflat] [scale] [clients] [lint]
+#   tests/run-all.sh [unit] [pgrx] [regress-pg18] [regress-pg15] [package] [compat] [hnsw] [ivfflat] [scale] [clients] [lint]
 #   (KEEP_TEST_WORK=1 keeps the work directory of a passing run)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,7 +13,7 @@ PG15=/usr/lib/postgresql/15
 work=$(mktemp -d /tmp/vector-tests.XXXXXX)
 chmod 755 "$work"
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit pgrx regress-pg18 regress-pg15 compat hnsw ivfflat scale clients lint)
+[ ${#suites[@]} -gt 0 ] || suites=(unit pgrx regress-pg18 regress-pg15 package compat hnsw ivfflat scale clients lint)
 
 # Runs pg_regress against a fresh server of the given installation.
 regress_on() {
@@ -46,6 +46,7 @@ run_suite() {
       --no-default-features --features pg15 >/dev/null &&
       regress_on "$PG15" regress15 55315
     ;;
+  package) tests/package/install_pg15.sh "$work/package" ;;
   compat)
     cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
       tests/compat/run.sh "$work/compat"
