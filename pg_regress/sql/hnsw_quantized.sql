@@ -43,8 +43,9 @@ BEGIN
   EXECUTE format('UPDATE pg_index SET indisvalid = true WHERE indexrelid = ANY(%L::regclass[])', others);
   RETURN r;
 END $$;
-SELECT idx, q_answer(idx, $$SELECT string_agg(id || ':' || round((v <-> '[1,2,2]')::numeric, 4), ' ') FROM
-    (SELECT id, v FROM q ORDER BY v <-> '[1,2,2]' LIMIT 10) s$$)
+-- (equal distances listed by id: an element's rows come in no set order)
+SELECT idx, q_answer(idx, $$SELECT string_agg(id || ':' || round((v <-> '[1,2,2]')::numeric, 4), ' '
+    ORDER BY v <-> '[1,2,2]', id) FROM (SELECT id, v FROM q ORDER BY v <-> '[1,2,2]' LIMIT 10) s$$)
   FROM unnest(ARRAY['q_none', 'q_1', 'q_2', 'q_4', 'q_8']) idx;
 
 -- ALTER INDEX changes the option; the index keeps its format until REINDEX.
