@@ -8,7 +8,7 @@ use vector_io::sim::{
 };
 use vector_io::{
     forget_last_walk, read_range, BatchLayout, BlockReader, BlockSource, HeapRowHints, IoMethod,
-    Settings, Strategy, TableRow,
+    Settings, Strategy, TableRow, Walk,
 };
 
 const DIMS: usize = 768;
@@ -770,4 +770,84 @@ fn a_row_whose_heap_block_was_hinted_is_looked_up_a_call_later_from_the_second_r
     // hinted in the second call is handed out by the third. From then on each call looks up
     // the row after the one it hands out, hinted in an earlier call.
     assert_eq!(calls, vec![(3, 3), (4, 4), (5, 5)]);
+}
+
+/// One cold rerank batch of a quantized index: 24 candidates, in lower-bound order, whose full
+/// vectors sit on 12 blocks. Returns the batch's simulated time, its device reads, the calls it
+/// made and the most device reads in flight.
+fn cold_rerank(method: IoMethod, eic: usize) -> (f64, u64, Vec<Call>, u64) {
+    let candidates: Vec<(u32, u16)> = (0..24u32)
+        .map(|i| (500 + (i * 7) % 12, (i % 3) as u16 + 1))
+        .collect();
+    let mut layout = BatchLayout::default();
+    layout.group(&candidates, |c| c.0);
+    assert_eq!(layout.blocks().len(), 12, "each block once");
+    let grouped: usize = (0..12).map(|k| layout.members(k).len()).sum();
+    assert_eq!(grouped, 24, "every candidate under its block");
+    let mut disk = SimDisk::new(SimConfig::test(1024, eic));
+    forget_last_walk();
+    let mut reader = BlockReader::for_walk(&mut disk, settings(method, 0), Walk::Rerank);
+    // An earlier batch that missed both caches: the reranks of this scan run cold.
+    let mut warmup = reader.batch(&[10, 11, 12, 13], 4);
+    while warmup.next().is_some() {}
+    drop(warmup);
+    let (_, reads_before) = reader.source().device_counts();
+    reader.source().record();
+    let began = reader.source().now();
+    let mut batch = reader.batch(layout.blocks(), candidates.len());
+    let mut seen = Vec::new();
+    while let Some(page) = batch.next() {
+        seen.push(page.block);
+    }
+    drop(batch);
+    assert_eq!(seen, layout.blocks(), "the pages come in the batch's order");
+    let elapsed = reader.source().now() - began;
+    let (max_in_flight, reads) = reader.source().device_counts();
+    let calls = reader.source().trace.take().unwrap_or_default();
+    (elapsed, reads - reads_before, calls, max_in_flight)
+}
+
+#[test]
+fn a_cold_rerank_asks_for_all_its_blocks_at_once_within_the_budget() {
+    let (plain, plain_reads, _, plain_in_flight) = cold_rerank(IoMethod::Off, 16);
+    assert_eq!(plain_reads, 12);
+    assert_eq!(plain_in_flight, 1, "without overlap one read at a time");
+    for eic in [4usize, 16] {
+        let (t, reads, calls, in_flight) = cold_rerank(IoMethod::Prefetch, eic);
+        assert_eq!(
+            reads, 12,
+            "eic {eic}: every block read once from the device"
+        );
+        let hinted: Vec<u32> = calls
+            .iter()
+            .filter_map(|c| match c {
+                Call::Hint(b) => Some(*b),
+                _ => None,
+            })
+            .collect();
+        let mut distinct = hinted.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            hinted.len(),
+            "eic {eic}: no block hinted twice"
+        );
+        assert!(
+            hinted.iter().all(|b| (500..512).contains(b)),
+            "eic {eic}: only the batch's blocks"
+        );
+        assert!(
+            in_flight as usize >= eic.min(12) && in_flight as usize <= eic.min(12) + 1,
+            "eic {eic}: {in_flight} reads in flight, the budget is {}",
+            eic.min(12)
+        );
+        // All 12 requested together: one contended round trip when they fit the budget (the
+        // model gives 225 µs against 665 one at a time), a few when they do not (281).
+        let bound = if eic >= 12 { 0.5 } else { 0.6 };
+        assert!(
+            t < bound * plain,
+            "eic {eic}: {t:.0} µs against {plain:.0} one at a time"
+        );
+    }
 }
