@@ -105,11 +105,16 @@ def exact_truth(srv: Server, db: str, k: int, queries: int,
     return truth
 
 
+# Index options added to our builds only (--ours-with), e.g. "quantization = 'rabitq4'".
+OURS_WITH = ""
+
+
 def build(srv: Server, db: str, workers: int, mwm: str) -> tuple[float, str]:
     pw = f"SET (parallel_workers = {workers})" if workers else "RESET (parallel_workers)"
     psql(srv, f"ALTER TABLE items {pw}; DROP INDEX IF EXISTS {INDEX}; CHECKPOINT;", db)
+    extra = f", {OURS_WITH}" if OURS_WITH and srv.name == "ours" else ""
     seconds = timed(srv, f"CREATE INDEX {INDEX} ON items USING hnsw (embedding vector_l2_ops) "
-                         "WITH (m = 16, ef_construction = 64);", db,
+                         f"WITH (m = 16, ef_construction = 64{extra});", db,
                     {"maintenance_work_mem": f"'{mwm}'",
                      "max_parallel_maintenance_workers": str(workers),
                      "client_min_messages": "notice"})
@@ -417,6 +422,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--pgvector-port", type=int, default=55532)
     p.add_argument("--workdir", type=Path, default=Path("/tmp/am-tests/maintenance"))
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--ours-with", default="",
+                   help="index options for our builds only, e.g. \"quantization = 'rabitq4'\"")
     p.add_argument("--out", type=Path)
     a = p.parse_args(argv)
     a.workers = [int(w) for w in a.workers.split(",")]
@@ -426,7 +433,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
+    global OURS_WITH
     a = parse_args(argv)
+    OURS_WITH = a.ours_with
     started = now()
     a.workdir.mkdir(parents=True, exist_ok=True)
     a.workdir.chmod(0o755)
