@@ -16,6 +16,7 @@ Needs root (the server runs as `postgres`), our library installed in .pg/pg18, n
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -75,7 +76,7 @@ def main(argv: list[str]) -> int:
                  {"shared_buffers": "2GB", "maintenance_work_mem": "1GB", "max_parallel_maintenance_workers": "0",
                   "jit": "off"})
     srv.start()
-    db = f"recall_{a.data.stem.replace('-', '_')}_{a.n}"
+    db = "recall_" + re.sub(r"\W", "_", a.data.name.split(".")[0]) + f"_{a.n}"
     if not srv.database_exists(db):
         log(f"loading {a.n} rows into {db}")
         copy = a.workdir / f"{db}.copy"
