@@ -46,7 +46,7 @@ use crate::storage::page::maxalign;
 use crate::storage::temp_file::{SharedFiles, TempFile};
 use crate::storage::{Fork, ItemPointer, Relation, WriteMode};
 use crate::stores::hnsw::build_graph::{BuildGraph, GraphHeader, SharedRegion};
-use crate::stores::hnsw::build_pages::{write_graph, VectorOutput};
+use crate::stores::hnsw::build_pages::write_graph;
 use crate::stores::hnsw::page_graph::PageGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys};
@@ -306,25 +306,16 @@ impl<'s> Participant<'s> {
                 let tuples = header.indtuples.load(Ordering::Acquire) as i64;
                 let why = NoLongerFits::MaintenanceWorkMem;
                 match self.vectors.as_mut() {
-                    Some((quantizer, rows)) => {
-                        let mut read = |slot: u32, out: &mut [u8]| {
-                            rows.read(u64::from(slot), out);
-                        };
-                        let mut output = VectorOutput {
-                            quantizer: quantizer.clone(),
-                            record_size: stored_record_size(quantizer),
-                            vector: &mut read,
-                        };
-                        let graph = &self.graph;
+                    Some((quantizer, rows)) => rows.write_out(quantizer, |output| {
                         flush_graph(
                             self.rel,
-                            graph,
+                            &self.graph,
                             &self.checked,
                             tuples,
                             why,
-                            Some(&mut output),
-                        );
-                    }
+                            Some(output),
+                        )
+                    }),
                     None => flush_graph(self.rel, &self.graph, &self.checked, tuples, why, None),
                 }
                 header.flushed.store(true, Ordering::Release);
@@ -435,22 +426,16 @@ pub unsafe fn build_quantized(
     });
     if !header.flushed.load(Ordering::Acquire) {
         let (quantizer, rows) = leader.vectors.as_mut().expect("set above");
-        let mut read = |slot: u32, out: &mut [u8]| {
-            rows.read(u64::from(slot), out);
-        };
-        let mut output = VectorOutput {
-            quantizer: quantizer.clone(),
-            record_size: stored_record_size(quantizer),
-            vector: &mut read,
-        };
-        write_graph(
-            rel,
-            &leader.graph,
-            checked.params,
-            checked.dimensions,
-            checked.placement,
-            Some(&mut output),
-        );
+        rows.write_out(quantizer, |output| {
+            write_graph(
+                rel,
+                &leader.graph,
+                checked.params,
+                checked.dimensions,
+                checked.placement,
+                Some(output),
+            )
+        });
     }
     let (_, total) = parallel.shared().totals();
     drop(leader);

@@ -130,6 +130,24 @@ impl Rows {
             u16::from_ne_bytes(header[4..6].try_into().unwrap()),
         )
     }
+
+    /// Runs `write` (a write-out of the build graph) with the output that reads each
+    /// element's full vector back from this file.
+    pub fn write_out<T>(
+        &mut self,
+        quantizer: &QuantizerMeta,
+        write: impl FnOnce(&mut VectorOutput<'_>) -> T,
+    ) -> T {
+        let mut read = |slot: u32, out: &mut [u8]| {
+            self.read(u64::from(slot), out);
+        };
+        let mut output = VectorOutput {
+            quantizer: quantizer.clone(),
+            record_size: stored_record_size(quantizer),
+            vector: &mut read,
+        };
+        write(&mut output)
+    }
 }
 
 /// What pass 1 leaves: the rows, the heap tuples seen, and the quantizer fixed from them.
@@ -298,14 +316,9 @@ pub unsafe fn build(
                     continue;
                 }
                 Some(why) => {
-                    let mut output = VectorOutput {
-                        quantizer: quantizer.clone(),
-                        record_size,
-                        vector: &mut |slot, out| {
-                            rows.read(u64::from(slot), out);
-                        },
-                    };
-                    flush_graph(rel, &graph, &checked, indtuples, why, Some(&mut output));
+                    rows.write_out(&quantizer, |output| {
+                        flush_graph(rel, &graph, &checked, indtuples, why, Some(output))
+                    });
                     let pages = PageGraph::open(rel);
                     disk = Some(PageGraphWriter::new(pages, WriteMode::Build));
                 }
@@ -318,21 +331,16 @@ pub unsafe fn build(
         report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, indtuples);
     }
     if disk.is_none() {
-        let mut output = VectorOutput {
-            quantizer,
-            record_size,
-            vector: &mut |slot, out| {
-                rows.read(u64::from(slot), out);
-            },
-        };
-        write_graph(
-            rel,
-            &graph,
-            params,
-            checked.dimensions,
-            checked.placement,
-            Some(&mut output),
-        );
+        rows.write_out(&quantizer, |output| {
+            write_graph(
+                rel,
+                &graph,
+                params,
+                checked.dimensions,
+                checked.placement,
+                Some(output),
+            )
+        });
     }
     (reltuples, indtuples)
 }
