@@ -262,5 +262,33 @@ fn bitplane_codes(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, dense, half, sparse, bit_strings, bitplane_codes);
+/// `codes::byte_dot` of two byte codes (the 8-bit codes a quantized build compares), against
+/// the 8-bit bit-plane kernel on the same elements, at the typical dimensions.
+fn byte_codes(c: &mut Criterion) {
+    let mut g = c.benchmark_group("codes_byte_dot_8x8");
+    for dims in [384usize, 768, 1536] {
+        let a = plane_bytes(dims + 1, 11);
+        let b = plane_bytes(dims + 3, 12);
+        let (a, b) = (&a[1..], &b[3..]);
+        for k in codes::implementations() {
+            g.bench_with_input(BenchmarkId::new(k.name, dims), &dims, |bch, _| {
+                bch.iter(|| (k.byte_dot)(black_box(a), black_box(b)))
+            });
+        }
+        g.bench_with_input(BenchmarkId::new("bitplane_8x8", dims), &dims, |bch, _| {
+            bch.iter(|| codes::bitplane_dot(black_box(a), 8, black_box(b), 8, dims / 64))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    dense,
+    half,
+    sparse,
+    bit_strings,
+    bitplane_codes,
+    byte_codes
+);
 criterion_main!(benches);

@@ -33,7 +33,7 @@
 use std::sync::OnceLock;
 
 use crate::active_kernels;
-use crate::table::{BitplaneDotKernel, BitplaneSumKernel};
+use crate::table::{BitplaneDotKernel, BitplaneSumKernel, ByteDotKernel, LevelSumsKernel};
 
 /// `Σ_i u_i · v_i`, where `u` is a `code_bits`-bit code and `v` a
 /// `query_bits`-bit query, both stored as bit planes over `words` 64-bit
@@ -59,6 +59,23 @@ pub fn bitplane_sum(code: &[u8], bits: u32, words: usize) -> u64 {
     (active_kernels().bitplane_sum)(code, bits, words)
 }
 
+/// `Σ_i a_i · b_i` of two byte codes (one unsigned 8-bit element per byte), over the
+/// shorter slice's length. Codes kept only in memory use this layout: at 8 bits it costs one
+/// multiply per element where the bit-plane layout needs 64 plane pairs.
+#[inline]
+pub fn byte_dot(a: &[u8], b: &[u8]) -> u64 {
+    (active_kernels().byte_dot)(a, b)
+}
+
+/// One step of an extended-RaBitQ level search: with `yᵢ = ⌊clamp(t·aᵢ, 0, cap)⌋ + ½` for
+/// the magnitudes `a`, returns `[Σ yᵢ·aᵢ, Σ yᵢ²]` in `f32`. `cap` must be in `[0, 2^31)`. Every implementation
+/// adds in the same order (eight lanes of element sums, then the lanes), so the results, and
+/// the codes chosen from them, are the same bits on every CPU.
+#[inline]
+pub fn level_sums(a: &[f32], t: f32, cap: f32) -> [f32; 2] {
+    (active_kernels().level_sums)(a, t, cap)
+}
+
 /// One implementation of the bit-plane kernels.
 #[derive(Clone, Copy, Debug)]
 pub struct CodeKernels {
@@ -69,6 +86,10 @@ pub struct CodeKernels {
     pub bitplane_dot: BitplaneDotKernel,
     /// Same contract as [`bitplane_sum`].
     pub bitplane_sum: BitplaneSumKernel,
+    /// Same contract as [`byte_dot`].
+    pub byte_dot: ByteDotKernel,
+    /// Same contract as [`level_sums`].
+    pub level_sums: LevelSumsKernel,
 }
 
 /// Every implementation of the bit-plane kernels that this CPU supports,
@@ -92,6 +113,8 @@ pub(crate) const PORTABLE: CodeKernels = CodeKernels {
     name: "portable",
     bitplane_dot: crate::portable::bitplane_dot,
     bitplane_sum: crate::portable::bitplane_sum,
+    byte_dot: crate::portable::byte_dot,
+    level_sums: crate::portable::level_sums,
 };
 
 /// The first `bits * 8 * words` bytes of `bytes`: the planes the kernels may

@@ -26,6 +26,8 @@ static PORTABLE: Kernels = Kernels {
     bits_jaccard_counts: portable::bits_jaccard_counts,
     bitplane_dot: portable::bitplane_dot,
     bitplane_sum: portable::bitplane_sum,
+    byte_dot: portable::byte_dot,
+    level_sums: portable::level_sums,
 };
 
 /// The portable kernels, which emulate the reference operation order on any

@@ -47,6 +47,6 @@ mod x86;
 
 pub use dispatch::{active_kernels, portable_kernels, simd_kernels};
 pub use table::{
-    BitplaneDotKernel, BitplaneSumKernel, HammingKernel, JaccardKernel, Kernels, Pairs4,
-    Pairs4Kernel, SparseKernel,
+    BitplaneDotKernel, BitplaneSumKernel, ByteDotKernel, HammingKernel, JaccardKernel, Kernels,
+    LevelSumsKernel, Pairs4, Pairs4Kernel, SparseKernel,
 };

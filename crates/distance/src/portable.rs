@@ -657,3 +657,62 @@ pub(crate) fn bitplane_dot(
 pub(crate) fn bitplane_sum(code: &[u8], bits: u32, words: usize) -> u64 {
     bitplane_sum_impl(code, bits, words)
 }
+
+/// `byte_dot`: `Σ a_i · b_i` over the common length, in 32-bit partial sums of at most
+/// 4,096 products (each below 2^16), so that none can overflow.
+#[inline(always)]
+pub(crate) fn byte_dot_impl(a: &[u8], b: &[u8]) -> u64 {
+    let n = a.len().min(b.len());
+    a[..n]
+        .chunks(4096)
+        .zip(b[..n].chunks(4096))
+        .map(|(x, y)| {
+            let part: u32 = x
+                .iter()
+                .zip(y)
+                .map(|(&p, &q)| u32::from(p) * u32::from(q))
+                .sum();
+            u64::from(part)
+        })
+        .sum()
+}
+
+pub(crate) fn byte_dot(a: &[u8], b: &[u8]) -> u64 {
+    byte_dot_impl(a, b)
+}
+
+/// `level_sums` in eight lanes, each summed in element order, then the lanes in order.
+#[inline(always)]
+pub(crate) fn level_sums_impl(a: &[f32], t: f32, cap: f32) -> [f32; 2] {
+    assert!(
+        (0.0..2_147_483_648.0).contains(&cap),
+        "cap {cap} out of range"
+    );
+    // The floor of a value clamped to [0, cap] is its truncation; converting without Rust's
+    // saturation checks lets the loop vectorize (with them, every element went through scalar
+    // code).
+    let level = |x: f32| -> f32 {
+        let x = x.max(0.0).min(cap);
+        // SAFETY: `x` is finite and within [0, cap], and cap < 2^31, so it fits an i32.
+        (unsafe { x.to_int_unchecked::<i32>() }) as f32 + 0.5
+    };
+    let (mut ip, mut sq) = ([0f32; 8], [0f32; 8]);
+    let (chunks, rest) = a.as_chunks::<8>();
+    for chunk in chunks {
+        for i in 0..8 {
+            let y = level(t * chunk[i]);
+            ip[i] += y * chunk[i];
+            sq[i] += y * y;
+        }
+    }
+    for &v in rest {
+        let y = level(t * v);
+        ip[0] += y * v;
+        sq[0] += y * y;
+    }
+    [ip.iter().sum(), sq.iter().sum()]
+}
+
+pub(crate) fn level_sums(a: &[f32], t: f32, cap: f32) -> [f32; 2] {
+    level_sums_impl(a, t, cap)
+}

@@ -17,6 +17,10 @@ pub type JaccardKernel = fn(&[u8], &[u8]) -> [u64; 3];
 pub type BitplaneDotKernel = fn(&[u8], u32, &[u8], u32, usize) -> u64;
 /// Signature of [`crate::codes::bitplane_sum`]: `(code, bits, words)`.
 pub type BitplaneSumKernel = fn(&[u8], u32, usize) -> u64;
+/// Signature of [`crate::codes::byte_dot`]: `(a, b)`.
+pub type ByteDotKernel = fn(&[u8], &[u8]) -> u64;
+/// Signature of [`crate::codes::level_sums`]: `(a, t, cap)`.
+pub type LevelSumsKernel = fn(&[f32], f32, f32) -> [f32; 2];
 
 /// Raw kernels: the accumulation loops of pgvector, before the per-function
 /// finishing steps (casts, `sqrt`, clamping) that the public modules apply.
@@ -67,4 +71,8 @@ pub struct Kernels {
     pub bitplane_dot: BitplaneDotKernel,
     /// [`crate::codes::bitplane_sum`]: element sum of a bit-plane code.
     pub bitplane_sum: BitplaneSumKernel,
+    /// [`crate::codes::byte_dot`]: dot product of two byte codes.
+    pub byte_dot: ByteDotKernel,
+    /// [`crate::codes::level_sums`]: the sums of a scaled level search step.
+    pub level_sums: LevelSumsKernel,
 }

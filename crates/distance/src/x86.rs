@@ -69,6 +69,8 @@ pub(crate) fn kernels() -> Option<Kernels> {
         bits_jaccard_counts,
         bitplane_dot: codes.bitplane_dot,
         bitplane_sum: codes.bitplane_sum,
+        byte_dot: codes.byte_dot,
+        level_sums: codes.level_sums,
     })
 }
 
@@ -115,6 +117,8 @@ mod entry {
         bitplane_sum_avx512(c: &[u8], bits: u32, words: usize) -> u64;
         bitplane_dot_avx2(c: &[u8], cb: u32, q: &[u8], qb: u32, words: usize) -> u64;
         bitplane_sum_popcnt(c: &[u8], bits: u32, words: usize) -> u64;
+        byte_dot_avx2(a: &[u8], b: &[u8]) -> u64;
+        level_sums_avx2(a: &[f32], t: f32, cap: f32) -> [f32; 2];
     }
 }
 
@@ -701,11 +705,16 @@ fn bits_jaccard_counts_popcnt(a: &[u8], b: &[u8]) -> [u64; 3] {
 /// The AVX-512 VPOPCNTDQ code kernels, if the CPU supports them.
 pub(crate) fn code_kernels_avx512() -> Option<CodeKernels> {
     let supported = std::is_x86_feature_detected!("avx512f")
-        && std::is_x86_feature_detected!("avx512vpopcntdq");
+        && std::is_x86_feature_detected!("avx512vpopcntdq")
+        && std::is_x86_feature_detected!("avx2");
     supported.then_some(CodeKernels {
         name: "avx512vpopcntdq",
         bitplane_dot: entry::bitplane_dot_avx512,
         bitplane_sum: entry::bitplane_sum_avx512,
+        // Every AVX-512 CPU has AVX2; bytes of a few hundred elements gain nothing from wider
+        // registers that would be worth an AVX-512BW path.
+        byte_dot: entry::byte_dot_avx2,
+        level_sums: entry::level_sums_avx2,
     })
 }
 
@@ -717,6 +726,8 @@ pub(crate) fn code_kernels_avx2() -> Option<CodeKernels> {
         name: "avx2",
         bitplane_dot: entry::bitplane_dot_avx2,
         bitplane_sum: entry::bitplane_sum_popcnt,
+        byte_dot: entry::byte_dot_avx2,
+        level_sums: entry::level_sums_avx2,
     })
 }
 
@@ -1027,4 +1038,49 @@ fn bitplane_dot_avx2(
 #[target_feature(enable = "popcnt")]
 fn bitplane_sum_popcnt(code: &[u8], bits: u32, words: usize) -> u64 {
     portable::bitplane_sum_impl(code, bits, words)
+}
+
+/// `byte_dot`: 16 bytes of each operand at a time, widened to 16-bit lanes and multiplied
+/// into 32-bit pair sums (`vpmaddwd`; 255 · 255 · 2 fits), which are added into 64-bit
+/// lanes every 16 chunks so that no 32-bit lane can overflow whatever the length.
+#[target_feature(enable = "avx2")]
+fn byte_dot_avx2(a: &[u8], b: &[u8]) -> u64 {
+    let n = a.len().min(b.len());
+    let (ca, _) = a[..n].as_chunks::<16>();
+    let (cb, _) = b[..n].as_chunks::<16>();
+    let mut wide = _mm256_setzero_si256();
+    for (ga, gb) in ca.chunks(16).zip(cb.chunks(16)) {
+        let mut acc = _mm256_setzero_si256();
+        for (x, y) in ga.iter().zip(gb) {
+            // SAFETY: `x` and `y` are 16 readable bytes; `loadu` needs no alignment.
+            let (x, y) = unsafe {
+                (
+                    _mm_loadu_si128(x.as_ptr().cast()),
+                    _mm_loadu_si128(y.as_ptr().cast()),
+                )
+            };
+            let prod = _mm256_madd_epi16(_mm256_cvtepu8_epi16(x), _mm256_cvtepu8_epi16(y));
+            acc = _mm256_add_epi32(acc, prod);
+        }
+        // Lanes hold non-negative sums below 2^31: widen them unsigned.
+        wide = _mm256_add_epi64(wide, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(acc)));
+        wide = _mm256_add_epi64(
+            wide,
+            _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(acc)),
+        );
+    }
+    let pair = _mm_add_epi64(
+        _mm256_castsi256_si128(wide),
+        _mm256_extracti128_si256::<1>(wide),
+    );
+    let head = (_mm_cvtsi128_si64(pair) as u64).wrapping_add(_mm_extract_epi64::<1>(pair) as u64);
+    let tail = n - n % 16;
+    head + portable::byte_dot_impl(&a[tail..n], &b[tail..n])
+}
+
+/// `level_sums`: the portable loop compiled for AVX2, whose 8 lanes then fill one register.
+/// Same operations in the same order (no FMA contraction), so the same bits.
+#[target_feature(enable = "avx2")]
+fn level_sums_avx2(a: &[f32], t: f32, cap: f32) -> [f32; 2] {
+    portable::level_sums_impl(a, t, cap)
 }

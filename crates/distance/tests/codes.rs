@@ -374,3 +374,96 @@ proptest! {
         check_all(&code, code_bits, &query, query_bits, words, expected, offsets);
     }
 }
+
+/// `byte_dot` of every implementation against a plain sum of products, at every length up
+/// to 300 and a few long ones (past the kernels' partial-sum flushes, all bytes 255 included,
+/// which would overflow a 32-bit sum), at odd offsets, with unequal slice lengths.
+#[test]
+fn byte_dot_matches_reference() {
+    let mut rng = Rng::new(7);
+    let reference = |a: &[u8], b: &[u8]| -> u64 {
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| u64::from(x) * u64::from(y))
+            .sum()
+    };
+    let lengths = (0..=300).chain([4095, 4096, 4097, 65_536 + 17, 300_000]);
+    for n in lengths {
+        for fill in [None, Some(255u8)] {
+            let bytes = |rng: &mut Rng, len: usize| -> Vec<u8> {
+                (0..len)
+                    .map(|_| fill.unwrap_or(rng.next_u64() as u8))
+                    .collect()
+            };
+            let a = bytes(&mut rng, n + 3);
+            let b = bytes(&mut rng, n + 1);
+            let (a, b) = (&a[3..], &b[1..]);
+            let want = reference(a, b);
+            if fill.is_some() {
+                assert_eq!(want, 65_025 * n as u64);
+            }
+            for k in impls() {
+                assert_eq!((k.byte_dot)(a, b), want, "{} byte_dot n={n}", k.name);
+                // The longer slice's extra bytes are ignored.
+                let longer: Vec<u8> = a.iter().copied().chain([9, 9, 9]).collect();
+                assert_eq!((k.byte_dot)(&longer, b), want, "{} longer slice", k.name);
+            }
+            assert_eq!(codes::byte_dot(a, b), want, "dispatched byte_dot n={n}");
+        }
+    }
+}
+
+/// `level_sums` gives the same bits on every implementation as a lane-by-lane reference, at
+/// every length up to 100 and the usual dimensions, for scales below, at and past the cap.
+#[test]
+fn level_sums_match_reference() {
+    let mut rng = Rng::new(11);
+    let reference = |a: &[f32], t: f32, cap: f32| -> [f32; 2] {
+        let (mut ip, mut sq) = ([0f32; 8], [0f32; 8]);
+        let whole = a.len() - a.len() % 8;
+        for (i, &v) in a[..whole].iter().enumerate() {
+            let y = (t * v).clamp(0.0, cap).floor() + 0.5;
+            ip[i % 8] += y * v;
+            sq[i % 8] += y * y;
+        }
+        for &v in &a[whole..] {
+            let y = (t * v).clamp(0.0, cap).floor() + 0.5;
+            ip[0] += y * v;
+            sq[0] += y * y;
+        }
+        let sum = |l: [f32; 8]| l.iter().fold(0f32, |s, &x| s + x);
+        [sum(ip), sum(sq)]
+    };
+    for n in (0..=100).chain([384, 768, 1536]) {
+        // Magnitudes in [0, 1), and a few negative values, which count as level 0.
+        let a: Vec<f32> = (0..n)
+            .map(|i| {
+                let v = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+                if i % 17 == 5 {
+                    -v
+                } else {
+                    v
+                }
+            })
+            .collect();
+        for (t, cap) in [
+            (0.5f32, 0.0f32),
+            (3.7, 7.0),
+            (40.0, 7.0),
+            (150.3, 127.0),
+            (1e9, 1.0),
+        ] {
+            let want = reference(&a, t, cap);
+            for k in impls() {
+                let got = (k.level_sums)(&a, t, cap);
+                assert_eq!(
+                    got.map(f32::to_bits),
+                    want.map(f32::to_bits),
+                    "{} n={n} t={t}",
+                    k.name
+                );
+            }
+            assert_eq!(codes::level_sums(&a, t, cap), want);
+        }
+    }
+}

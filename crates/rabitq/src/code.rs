@@ -11,6 +11,7 @@
 //! serves every width.
 
 use bitvec::prelude::*;
+use vector_distance::codes::level_sums;
 
 /// Per-code numbers stored beside the code bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -75,24 +76,8 @@ pub(crate) fn levels(a: &[f32], max_k: u32, out: &mut [u8]) -> (f64, f64) {
 
 /// The cosine between `a` and the magnitudes chosen at scale `t`.
 fn cosine_at(a: &[f32], t: f32, max_k: u32) -> f64 {
-    let cap = max_k as f32;
-    // Eight lanes, and the floor of a non-negative value as a truncating conversion, so that the
-    // loop vectorizes (the build calls this a few dozen times per row).
-    let (mut ip, mut sq) = ([0f32; 8], [0f32; 8]);
-    let mut chunks = a.chunks_exact(8);
-    for chunk in &mut chunks {
-        for i in 0..8 {
-            let y = ((t * chunk[i]).min(cap) as i32) as f32 + 0.5;
-            ip[i] += y * chunk[i];
-            sq[i] += y * y;
-        }
-    }
-    for &v in chunks.remainder() {
-        let y = ((t * v).min(cap) as i32) as f32 + 0.5;
-        ip[0] += y * v;
-        sq[0] += y * y;
-    }
-    let (ip, sq): (f32, f32) = (ip.iter().sum(), sq.iter().sum());
+    // A kernel of `vector_distance` (the build calls this a few dozen times per row).
+    let [ip, sq] = level_sums(a, t, max_k as f32);
     f64::from(ip) / f64::from(sq).sqrt()
 }
 

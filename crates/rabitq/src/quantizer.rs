@@ -21,7 +21,7 @@
 use crate::code::{self, Factors};
 use crate::rotation::Rotation;
 use bitvec::prelude::*;
-use vector_distance::codes::bitplane_dot;
+use vector_distance::codes::{bitplane_dot, byte_dot};
 
 /// Bits per coordinate of a prepared query.
 pub const QUERY_BITS: u32 = 8;
@@ -35,11 +35,24 @@ pub enum Metric {
     NegativeInnerProduct,
 }
 
+/// How a quantizer lays out its codes and prepared queries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Bit planes (`vector_distance::codes`): the format of codes stored in an index, one
+    /// popcount kernel for every width.
+    BitPlanes,
+    /// One byte per level, 8-bit codes only, padded with zeros to the bit planes' size: for
+    /// codes that live only in memory (a build's), since at 8 bits a byte dot product is
+    /// several times faster than the 64 plane pairs. Same levels, same estimates.
+    Bytes,
+}
+
 /// A quantizer: everything needed to code vectors and to compare queries with codes.
 #[derive(Clone, Debug)]
 pub struct Quantizer {
     dims: usize,
     bits: u32,
+    layout: Layout,
     words: usize,
     metric: Metric,
     centroid: Vec<f32>,
@@ -47,10 +60,11 @@ pub struct Quantizer {
     rotation: Rotation,
 }
 
-/// A query prepared for one quantizer: rotated, quantized to bit planes, with its constants.
+/// A query prepared for one quantizer: rotated, quantized to [`QUERY_BITS`]-bit levels laid
+/// out as the quantizer's codes are, with its constants.
 #[derive(Clone, Debug)]
 pub struct QueryCode {
-    planes: Vec<u8>,
+    levels: Vec<u8>,
     /// `x'ᵢ ≈ low + delta · vᵢ`.
     low: f32,
     delta: f32,
@@ -84,12 +98,26 @@ impl Quantizer {
         Quantizer {
             dims,
             bits,
+            layout: Layout::BitPlanes,
             words: dims.div_ceil(64),
             metric,
             centroid,
             centroid_norm_sq,
             rotation: Rotation::new(dims, seed),
         }
+    }
+
+    /// The same quantizer with 8-bit codes in [`Layout::Bytes`]: codes of equal size and levels,
+    /// and estimates equal to the bit-plane quantizer's of 8 bits.
+    pub fn with_byte_codes(dims: usize, metric: Metric, centroid: Vec<f32>, seed: u64) -> Self {
+        Quantizer {
+            layout: Layout::Bytes,
+            ..Quantizer::new(dims, 8, metric, centroid, seed)
+        }
+    }
+
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     pub fn dims(&self) -> usize {
@@ -146,7 +174,7 @@ impl Quantizer {
         let mut u = vec![0u8; self.dims];
         if norm == 0.0 || !norm.is_finite() {
             u.fill(top);
-            code::pack(&u, self.bits, self.words, code);
+            self.pack(&u, code);
             return Factors {
                 centroid_dot: centroid_dot as f32,
                 code_sum: u.iter().map(|&l| u32::from(l)).sum(),
@@ -165,7 +193,7 @@ impl Quantizer {
                 top - 1 - *level
             };
         }
-        code::pack(&u, self.bits, self.words, code);
+        self.pack(&u, code);
         let code_sum = u.iter().map(|&l| u32::from(l)).sum();
         let cos = (ip / ynorm).min(1.0);
         let spread = (1.0 / (cos * cos) - 1.0).max(0.0).sqrt();
@@ -175,6 +203,27 @@ impl Quantizer {
             error: (norm * spread / ((self.dims.max(2) - 1) as f64).sqrt()) as f32,
             centroid_dot: centroid_dot as f32,
             code_sum,
+        }
+    }
+
+    /// Writes levels `u` into `code` in this quantizer's layout.
+    fn pack(&self, u: &[u8], code: &mut [u8]) {
+        match self.layout {
+            Layout::BitPlanes => code::pack(u, self.bits, self.words, code),
+            Layout::Bytes => {
+                let code = &mut code[..self.code_bytes()];
+                code.fill(0);
+                code[..u.len()].copy_from_slice(u);
+            }
+        }
+    }
+
+    /// `Σ uᵢ · vᵢ` of two codes, or of a code and a prepared query's levels, of this layout.
+    #[inline]
+    fn dot(&self, code: &[u8], other: &[u8], other_bits: u32) -> u64 {
+        match self.layout {
+            Layout::BitPlanes => bitplane_dot(code, self.bits, other, other_bits, self.words),
+            Layout::Bytes => byte_dot(&code[..self.code_bytes()], other),
         }
     }
 
@@ -199,23 +248,33 @@ impl Quantizer {
         let high = x.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
         let top = ((1u32 << QUERY_BITS) - 1) as f32;
         let delta = if high > low { (high - low) / top } else { 0.0 };
-        let mut planes = vec![0u8; QUERY_BITS as usize * 8 * self.words];
-        let plane_bits = 64 * self.words;
-        let bits = planes.view_bits_mut::<Lsb0>();
-        for (i, &v) in x.iter().enumerate() {
-            let level = if delta > 0.0 {
-                ((v - low) / delta).round().clamp(0.0, top) as u32
-            } else {
-                0
-            };
-            for j in 0..QUERY_BITS as usize {
-                if (level >> j) & 1 == 1 {
-                    bits.set(j * plane_bits + i, true);
+        let levels: Vec<u8> = x
+            .iter()
+            .map(|&v| {
+                if delta > 0.0 {
+                    ((v - low) / delta).round().clamp(0.0, top) as u8
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let mut packed = vec![0u8; QUERY_BITS as usize * 8 * self.words];
+        match self.layout {
+            Layout::BitPlanes => {
+                let plane_bits = 64 * self.words;
+                let bits = packed.view_bits_mut::<Lsb0>();
+                for (i, &level) in levels.iter().enumerate() {
+                    for j in 0..QUERY_BITS as usize {
+                        if (level >> j) & 1 == 1 {
+                            bits.set(j * plane_bits + i, true);
+                        }
+                    }
                 }
             }
+            Layout::Bytes => packed[..levels.len()].copy_from_slice(&levels),
         }
         QueryCode {
-            planes,
+            levels: packed,
             low,
             delta,
             sum: x.iter().map(|&v| f64::from(v)).sum(),
@@ -231,7 +290,7 @@ impl Quantizer {
     /// The estimate of `⟨o − c, x⟩` for the code and the prepared query.
     #[inline]
     fn residual_dot(&self, query: &QueryCode, code: &[u8], factors: &Factors) -> f64 {
-        let dot = bitplane_dot(code, self.bits, &query.planes, QUERY_BITS, self.words);
+        let dot = self.dot(code, &query.levels, QUERY_BITS);
         let usum = f64::from(factors.code_sum);
         let yx = f64::from(query.delta) * dot as f64 + f64::from(query.low) * usum
             - self.half() * query.sum;
@@ -258,8 +317,7 @@ impl Quantizer {
     /// (RaBitQ's bound) and the query's rounding (independent per coordinate, uniform within
     /// half a step), added as independent deviations.
     pub fn bound(&self, query: &QueryCode, code: &[u8], factors: &Factors, epsilon: f64) -> f64 {
-        let (bits, words) = (self.bits, self.words);
-        let u_norm = (bitplane_dot(code, bits, code, bits, words) as f64).sqrt();
+        let u_norm = (self.dot(code, code, self.bits) as f64).sqrt();
         self.spread(query, factors, u_norm, epsilon)
     }
 
@@ -285,8 +343,7 @@ impl Quantizer {
 
     /// The estimated distance between two coded vectors (`a` plays the query).
     pub fn pair_distance(&self, a: (&[u8], &Factors), b: (&[u8], &Factors)) -> f64 {
-        let (bits, words) = (self.bits, self.words);
-        let uu = bitplane_dot(a.0, bits, b.0, bits, words) as f64;
+        let uu = self.dot(a.0, b.0, self.bits) as f64;
         let (sa, sb) = (f64::from(a.1.code_sum), f64::from(b.1.code_sum));
         let h = self.half();
         let yy = uu - h * (sa + sb) + self.dims as f64 * h * h;
@@ -325,6 +382,9 @@ impl Quantizer {
 
     /// The levels of a code (tests, the verifier).
     pub fn levels(&self, code: &[u8]) -> Vec<u8> {
-        code::unpack(code, self.bits, self.words, self.dims)
+        match self.layout {
+            Layout::BitPlanes => code::unpack(code, self.bits, self.words, self.dims),
+            Layout::Bytes => code[..self.dims].to_vec(),
+        }
     }
 }

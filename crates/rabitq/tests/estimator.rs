@@ -253,3 +253,57 @@ fn codes_round_trip_through_the_bit_planes() {
         }
     }
 }
+
+/// The byte layout is the bit planes' 8-bit quantizer in another layout: equal levels, factors,
+/// estimates, bounds and code-to-code estimates, bit for bit, so a build comparing byte codes
+/// links the graph it would link on bit planes.
+#[test]
+fn byte_codes_estimate_as_eight_bit_planes_do() {
+    let mut rng = Normal::new(21);
+    for dims in [1usize, 63, 100, 384, 771] {
+        for metric in [Metric::L2Squared, Metric::NegativeInnerProduct] {
+            let centroid = rng.vector(dims);
+            let planes = Quantizer::new(dims, 8, metric, centroid.clone(), 77);
+            let bytes = Quantizer::with_byte_codes(dims, metric, centroid, 77);
+            assert_eq!(bytes.layout(), vector_rabitq::Layout::Bytes);
+            assert_eq!(bytes.code_bytes(), planes.code_bytes());
+            let rows: Vec<Vec<f32>> = (0..6).map(|_| rng.vector(dims)).collect();
+            let coded_p: Vec<_> = rows.iter().map(|v| coded(&planes, v)).collect();
+            let coded_b: Vec<_> = rows.iter().map(|v| coded(&bytes, v)).collect();
+            for ((cp, fp), (cb, fb)) in coded_p.iter().zip(&coded_b) {
+                assert_eq!(fp, fb, "factors, {dims} dims");
+                assert_eq!(planes.levels(cp), bytes.levels(cb), "levels, {dims} dims");
+                assert!(cb[dims..].iter().all(|&b| b == 0), "padding, {dims} dims");
+            }
+            let query = rng.vector(dims);
+            let (qp, qb) = (planes.prepare(&query), bytes.prepare(&query));
+            for (i, ((cp, fp), (cb, fb))) in coded_p.iter().zip(&coded_b).enumerate() {
+                let same = |a: f64, b: f64, what: &str| {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{what}, {dims} dims, {metric:?}")
+                };
+                same(
+                    planes.distance(&qp, cp, fp),
+                    bytes.distance(&qb, cb, fb),
+                    "distance",
+                );
+                same(
+                    planes.bound(&qp, cp, fp, 4.0),
+                    bytes.bound(&qb, cb, fb, 4.0),
+                    "bound",
+                );
+                same(
+                    planes.error_bound(&qp, fp, 4.0),
+                    bytes.error_bound(&qb, fb, 4.0),
+                    "error bound",
+                );
+                let (cp2, fp2) = &coded_p[(i + 1) % rows.len()];
+                let (cb2, fb2) = &coded_b[(i + 1) % rows.len()];
+                same(
+                    planes.pair_distance((cp, fp), (cp2, fp2)),
+                    bytes.pair_distance((cb, fb), (cb2, fb2)),
+                    "pair distance",
+                );
+            }
+        }
+    }
+}
