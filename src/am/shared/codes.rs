@@ -162,6 +162,17 @@ impl CodeSpace {
         self.compared().pair_distance((ca, &fa), (cb, &fb))
     }
 
+    /// The bytes of a record of `len` bytes that the estimates read: in a build, the finer
+    /// record that follows the stored one.
+    pub fn compared_range(&self, len: usize) -> std::ops::Range<usize> {
+        match &self.build {
+            Some(build) if len == self.record_size() => {
+                len - CodeRecord::size(build.code_bytes())..len
+            }
+            _ => 0..len,
+        }
+    }
+
     /// A record's code and factors; a record of another size is corruption.
     #[inline]
     fn parts<'a>(&self, record: &'a [u8]) -> (&'a [u8], Factors) {

@@ -579,6 +579,15 @@ impl Support {
         self.prepare(query).distance(value)
     }
 
+    /// The bytes of a stored value of `len` bytes that its distances read: all of them, except
+    /// in a quantized build, whose records carry codes that only the write-out keeps.
+    pub fn compared_range(&self, len: usize) -> std::ops::Range<usize> {
+        match &self.codes {
+            Some(codes) => codes.compared_range(len),
+            None => 0..len,
+        }
+    }
+
     /// The query for many distances (a search's batch of elements).
     pub fn prepare<'a>(&'a self, query: &'a Value) -> QueryDistance<'a> {
         QueryDistance {

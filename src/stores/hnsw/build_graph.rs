@@ -483,14 +483,22 @@ impl<'s, R: Region> BuildGraph<'s, R> {
         unsafe { std::slice::from_raw_parts(self.word(id, VALUE_START).cast::<u8>(), len) }
     }
 
-    /// Asks the CPU for the head and the first `bytes` of the value of element `id`, knowing
+    /// Asks the CPU for the head and the bytes `range` of the value of element `id`, knowing
     /// only its id (the value is at the same place in every record).
-    fn prefetch_value(&self, id: u32, bytes: usize) {
-        // SAFETY: the record of `id` holds its head and value; a prefetch reads nothing.
-        let head = unsafe {
-            std::slice::from_raw_parts(self.word(id, INFO).cast::<u8>(), 8 * VALUE_START + bytes)
+    fn prefetch_value(&self, id: u32, range: std::ops::Range<usize>) {
+        // SAFETY: the record of `id` holds its head and its value, as long as the query's for
+        // every type but sparsevec (then `range` is a guess); a prefetch reads nothing.
+        let (head, value) = unsafe {
+            (
+                std::slice::from_raw_parts(self.word(id, INFO).cast::<u8>(), 8 * VALUE_START),
+                std::slice::from_raw_parts(
+                    self.word(id, VALUE_START).cast::<u8>().add(range.start),
+                    range.len(),
+                ),
+            )
         };
         prefetch_lines(head);
+        prefetch_lines(value);
     }
 
     /// The slots of `layer`, as word indexes in the record.
@@ -615,22 +623,22 @@ impl<R: Region> GraphStore for BuildGraph<'_, R> {
 
     fn load(&mut self, query: &Value, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
         // Values of one column are as long as the query's stored form (a sparsevec's vary: then
-        // this is a guess, and only a prefetch depends on it).
-        let value_len = query
-            .stored_bytes()
-            .map_or(0, <[u8]>::len)
-            .min(MAX_PREFETCH);
+        // this is a guess, and only a prefetch depends on it). Of a quantized build's records,
+        // only the codes compared are fetched.
+        let value_len = query.stored_bytes().map_or(0, <[u8]>::len);
+        let range = self.support.compared_range(value_len);
+        let range = range.start..range.end.min(range.start + MAX_PREFETCH);
         let query = self.support.prepare(query);
         // The batch is known up front: fetch the next elements' values into the cache while
         // the distance to the current one is computed.
         for &id in ids.iter().take(AHEAD) {
-            self.prefetch_value(id, value_len);
+            self.prefetch_value(id, range.clone());
         }
         // Four at a time: the kernel overlaps them (same results as one by one).
         let mut distances = [0f64; 4];
         for (k, chunk) in ids.chunks(4).enumerate() {
             for &next in ids.iter().skip(k * 4 + AHEAD).take(chunk.len()) {
-                self.prefetch_value(next, value_len);
+                self.prefetch_value(next, range.clone());
             }
             let mut values: [&[u8]; 4] = [&[]; 4];
             for (value, &id) in values.iter_mut().zip(chunk) {
