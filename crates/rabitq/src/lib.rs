@@ -14,5 +14,5 @@ pub mod quantizer;
 pub mod rotation;
 
 pub use code::Factors;
-pub use quantizer::{code_bytes, Layout, Metric, Quantizer, QueryCode, QUERY_BITS};
+pub use quantizer::{code_bytes, Layout, Metric, Quantizer, QueryCode, Residual, QUERY_BITS};
 pub use rotation::Rotation;

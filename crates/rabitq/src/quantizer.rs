@@ -35,6 +35,18 @@ pub enum Metric {
     NegativeInnerProduct,
 }
 
+/// A vector's residual from the centroid, rotated: the part of coding shared by the quantizers
+/// of one centroid and rotation (a build codes each row twice, at two widths).
+#[derive(Clone, Debug)]
+pub struct Residual {
+    rotated: Vec<f32>,
+    centroid_dot: f64,
+    /// `‖v − c‖²` before the rotation, and `⟨v, c⟩`: a prepared query's constants.
+    norm_sq: f64,
+    dot_centroid: f64,
+    seed: u64,
+}
+
 /// How a quantizer lays out its codes and prepared queries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
@@ -153,6 +165,12 @@ impl Quantizer {
 
     /// Codes `vector` into `code` ([`Self::code_bytes`] long) and returns its factors.
     pub fn encode(&self, vector: &[f32], code: &mut [u8]) -> Factors {
+        self.encode_residual(&self.residual(vector), code)
+    }
+
+    /// The rotated residual of `vector`, which [`Self::encode_residual`] codes: the same for
+    /// every quantizer of equal centroid and seed, whatever its bits or layout.
+    pub fn residual(&self, vector: &[f32]) -> Residual {
         assert_eq!(vector.len(), self.dims, "a vector of another size");
         let mut r: Vec<f32> = vector
             .iter()
@@ -164,7 +182,36 @@ impl Quantizer {
             .zip(&self.centroid)
             .map(|(&a, &c)| f64::from(a) * f64::from(c))
             .sum();
+        let norm_sq = r.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+        let dot_centroid = vector
+            .iter()
+            .zip(&self.centroid)
+            .map(|(&q, &c)| f64::from(q) * f64::from(c))
+            .sum();
         self.rotation.apply(&mut r);
+        Residual {
+            rotated: r,
+            centroid_dot,
+            norm_sq,
+            dot_centroid,
+            seed: self.rotation.seed(),
+        }
+    }
+
+    /// Codes a residual made by a quantizer of this one's centroid and seed (checked by the
+    /// seed) into `code` and returns its factors: what [`Self::encode`] returns.
+    pub fn encode_residual(&self, residual: &Residual, code: &mut [u8]) -> Factors {
+        assert_eq!(
+            residual.seed,
+            self.rotation.seed(),
+            "a residual of another rotation"
+        );
+        assert_eq!(
+            residual.rotated.len(),
+            self.dims,
+            "a residual of another size"
+        );
+        let (r, centroid_dot) = (&residual.rotated, residual.centroid_dot);
         let norm = r
             .iter()
             .map(|&v| f64::from(v) * f64::from(v))
@@ -186,7 +233,7 @@ impl Quantizer {
             .map(|&v| (f64::from(v).abs() / norm) as f32)
             .collect();
         let (ip, ynorm) = code::levels(&a, u32::from(top) - 1, &mut u);
-        for (level, &v) in u.iter_mut().zip(&r) {
+        for (level, &v) in u.iter_mut().zip(r.iter()) {
             *level = if v >= 0.0 {
                 top + *level
             } else {
@@ -229,21 +276,27 @@ impl Quantizer {
 
     /// Prepares `query` (`dims` values) for [`Self::distance`].
     pub fn prepare(&self, query: &[f32]) -> QueryCode {
-        assert_eq!(query.len(), self.dims, "a query of another size");
-        let mut x: Vec<f32> = query
-            .iter()
-            .zip(&self.centroid)
-            .map(|(&q, &c)| q - c)
-            .collect();
+        self.prepare_residual(&self.residual(query))
+    }
+
+    /// Prepares a query from its residual (see [`Self::encode_residual`]): what
+    /// [`Self::prepare`] returns.
+    pub fn prepare_residual(&self, residual: &Residual) -> QueryCode {
+        assert_eq!(
+            residual.seed,
+            self.rotation.seed(),
+            "a residual of another rotation"
+        );
+        assert_eq!(
+            residual.rotated.len(),
+            self.dims,
+            "a residual of another size"
+        );
+        let x = &residual.rotated;
         let constant = match self.metric {
-            Metric::L2Squared => x.iter().map(|&v| f64::from(v) * f64::from(v)).sum(),
-            Metric::NegativeInnerProduct => query
-                .iter()
-                .zip(&self.centroid)
-                .map(|(&q, &c)| f64::from(q) * f64::from(c))
-                .sum(),
+            Metric::L2Squared => residual.norm_sq,
+            Metric::NegativeInnerProduct => residual.dot_centroid,
         };
-        self.rotation.apply(&mut x);
         let low = x.iter().fold(f32::INFINITY, |m, &v| m.min(v));
         let high = x.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
         let top = ((1u32 << QUERY_BITS) - 1) as f32;

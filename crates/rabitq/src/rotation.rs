@@ -45,6 +45,7 @@ pub struct Rotation {
     /// Per round, the sign masks of the head flip and (when `block < dims`) of the tail flip,
     /// as f32 sign bits (`0` or `0x8000_0000`) to XOR into the values.
     masks: Vec<u32>,
+    seed: u64,
 }
 
 impl Rotation {
@@ -64,7 +65,17 @@ impl Rotation {
                 masks.push(((bits >> (i % 64)) as u32 & 1) << 31);
             }
         }
-        Rotation { dims, block, masks }
+        Rotation {
+            dims,
+            block,
+            masks,
+            seed,
+        }
+    }
+
+    /// The seed the signs were drawn from.
+    pub fn seed(&self) -> u64 {
+        self.seed
     }
 
     /// Dimensions this rotation transforms.

@@ -307,3 +307,52 @@ fn byte_codes_estimate_as_eight_bit_planes_do() {
         }
     }
 }
+
+/// A residual rotated once codes as `encode` does, for quantizers of one centroid and seed at
+/// every width and layout, and another rotation's residual is refused.
+#[test]
+fn one_residual_serves_every_width() {
+    let mut rng = Normal::new(31);
+    let dims = 200;
+    let centroid = rng.vector(dims);
+    let v = rng.vector(dims);
+    let base = Quantizer::new(dims, 4, Metric::L2Squared, centroid.clone(), 5);
+    let residual = base.residual(&v);
+    let mut quantizers: Vec<Quantizer> = [1, 2, 4, 8]
+        .iter()
+        .map(|&b| Quantizer::new(dims, b, Metric::L2Squared, centroid.clone(), 5))
+        .collect();
+    quantizers.push(Quantizer::with_byte_codes(
+        dims,
+        Metric::L2Squared,
+        centroid.clone(),
+        5,
+    ));
+    let row = rng.vector(dims);
+    for q in &quantizers {
+        let (code, f) = coded(q, &v);
+        let mut again = vec![0u8; q.code_bytes()];
+        assert_eq!(q.encode_residual(&residual, &mut again), f);
+        assert_eq!(again, code);
+        // As a query too, under both metrics' constants.
+        let (rc, rf) = coded(q, &row);
+        let (a, b) = (q.prepare(&v), q.prepare_residual(&residual));
+        assert_eq!(
+            q.distance(&a, &rc, &rf).to_bits(),
+            q.distance(&b, &rc, &rf).to_bits()
+        );
+    }
+    let ip = Quantizer::new(dims, 4, Metric::NegativeInnerProduct, centroid.clone(), 5);
+    let (rc, rf) = coded(&ip, &row);
+    let (a, b) = (ip.prepare(&v), ip.prepare_residual(&base.residual(&v)));
+    assert_eq!(
+        ip.distance(&a, &rc, &rf).to_bits(),
+        ip.distance(&b, &rc, &rf).to_bits()
+    );
+    let other = Quantizer::new(dims, 4, Metric::L2Squared, centroid, 6);
+    let refused = std::panic::catch_unwind(|| {
+        let mut code = vec![0u8; other.code_bytes()];
+        other.encode_residual(&residual, &mut code)
+    });
+    assert!(refused.is_err());
+}

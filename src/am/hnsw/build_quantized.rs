@@ -235,8 +235,8 @@ pub fn stored_value(value: Value, record_size: usize) -> Value {
 /// The value a build inserts for row `n` of the file: the vector, with its code record naming
 /// the vector by its row until the write-out places it.
 pub fn row_value(codes: &CodeSpace, vector: &[u8], n: u64) -> Value {
-    let record = codes.record(vector, ItemPointer::new(n as u32, 0));
-    Value::from_bytes(vector).with_record(record)
+    let (record, query) = codes.record(vector, ItemPointer::new(n as u32, 0));
+    Value::from_bytes(vector).with_record_and_query(record, query)
 }
 
 /// A quantized build of `rel` from `heap` (null for an INIT fork): the heap tuples seen and the

@@ -87,8 +87,8 @@ pub fn insert_on_disk(
         Some(codes) => {
             let bytes = value.bytes().expect("indexed values are not NULL");
             let vector = store_vector(rel, bytes, mode);
-            let record = codes.record(bytes, vector);
-            (value.with_record(record), Some(vector))
+            let (record, query) = codes.record(bytes, vector);
+            (value.with_record_and_query(record, query), Some(vector))
         }
         None => (value, None),
     };

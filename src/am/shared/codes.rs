@@ -12,7 +12,7 @@ use vector_formats::hnsw_codes::{
 };
 use vector_formats::page::ItemPointer;
 use vector_formats::varlena::DenseRef;
-use vector_rabitq::{Factors, Metric, Quantizer, QueryCode};
+use vector_rabitq::{Factors, Metric, Quantizer, QueryCode, Residual};
 
 /// Standard deviations of an estimate's error taken as its bound: a reranked row is returned
 /// once no candidate's estimate less this could still be nearer (about 6 in 100,000 exceed it
@@ -121,19 +121,29 @@ impl CodeSpace {
     }
 
     /// The code record of `value` (a value of the column's type, normalized as the index
-    /// stores it), its full vector at `vector`.
-    pub fn record(&self, value: &[u8], vector: ItemPointer) -> Vec<u8> {
+    /// stores it), its full vector at `vector`, and `value` prepared as a query: what
+    /// [`Self::prepare`] returns, from the same rotation.
+    pub fn record(&self, value: &[u8], vector: ItemPointer) -> (Vec<u8>, QueryCode) {
         let Some(x) = self.floats(value) else {
             dimension_mismatch(self.quantizer.dims(), value);
         };
         let hash = vector_hash(value);
         let mut out = vec![0u8; self.record_size()];
         let stored = Self::stored_record_size(&self.quantizer);
-        encode_record(&self.quantizer, &x, vector, hash, &mut out[..stored]);
+        // One rotation for both codes and the query: the build's quantizer has the same
+        // centroid and seed.
+        let residual = self.quantizer.residual(&x);
+        encode_record(&self.quantizer, &residual, vector, hash, &mut out[..stored]);
         if let Some(build) = &self.build {
-            encode_record(build, &x, ItemPointer::INVALID, hash, &mut out[stored..]);
+            encode_record(
+                build,
+                &residual,
+                ItemPointer::INVALID,
+                hash,
+                &mut out[stored..],
+            );
         }
-        out
+        (out, self.compared().prepare_residual(&residual))
     }
 
     /// The estimated distance from a prepared query to a stored record.
@@ -202,10 +212,16 @@ impl CodeSpace {
     }
 }
 
-/// Writes into `out` the code record of `x` under `quantizer`.
-fn encode_record(quantizer: &Quantizer, x: &[f32], vector: ItemPointer, hash: u32, out: &mut [u8]) {
+/// Writes into `out` the code record of a rotated residual under `quantizer`.
+fn encode_record(
+    quantizer: &Quantizer,
+    residual: &Residual,
+    vector: ItemPointer,
+    hash: u32,
+    out: &mut [u8],
+) {
     let mut code = vec![0u8; quantizer.code_bytes()];
-    let f = quantizer.encode(x, &mut code);
+    let f = quantizer.encode_residual(residual, &mut code);
     let factors = RecordFactors {
         norm: f.norm,
         scale: f.scale,

@@ -254,9 +254,15 @@ impl Value {
         }
     }
 
-    /// A new element's value in a quantized index, with the code record stored for it.
-    pub fn with_record(mut self, record: Vec<u8>) -> Self {
+    /// This value with the code record a quantized index stores for it, and the value prepared
+    /// as that index's query (both from [`CodeSpace::record`]).
+    pub fn with_record_and_query(
+        mut self,
+        record: Vec<u8>,
+        query: vector_rabitq::QueryCode,
+    ) -> Self {
         self.record = Some(record);
+        self.prepared = std::cell::OnceCell::from(Box::new(query));
         self
     }
 
