@@ -54,10 +54,10 @@ def write_copy(path: Path, n: int, dim: int, seed: int) -> None:
     path.chmod(0o644)
 
 
-def timed_build(srv: Server, ddl: str, settings: str) -> float:
+def timed_build(srv: Server, ddl: str, settings: str, db: str) -> float:
     out = srv.psql(f"{settings}\nDROP INDEX IF EXISTS items_idx;\nCHECKPOINT;\n"
                    "SELECT 't0', extract(epoch FROM clock_timestamp());\n"
-                   f"{ddl};\nSELECT 't1', extract(epoch FROM clock_timestamp());", db="build_ab")
+                   f"{ddl};\nSELECT 't1', extract(epoch FROM clock_timestamp());", db=db)
     marks = dict(line.split("|") for line in out.splitlines() if line.startswith("t"))
     return float(marks["t1"]) - float(marks["t0"])
 
@@ -81,13 +81,15 @@ def main(argv: list[str]) -> int:
             "max_parallel_maintenance_workers": str(a.workers), "jit": "off"}
     servers = {name: Server(name, inst, 55650 + i, a.workdir / name, conf)
                for i, (name, inst) in enumerate(INSTALLS.items())}
+    # One database per data set, so that runs of other sizes in one workdir never mix.
+    db = f"build_ab_{a.n}x{a.dim}"
     for srv in servers.values():
         srv.start()
-        if not srv.database_exists("build_ab"):
-            srv.psql("CREATE DATABASE build_ab")
+        if not srv.database_exists(db):
+            srv.psql(f"CREATE DATABASE {db}")
             srv.psql(f"CREATE EXTENSION vector; CREATE TABLE items (id int, embedding vector({a.dim}));"
-                     f"COPY items FROM '{copy}' WITH (FORMAT binary); VACUUM ANALYZE items;", db="build_ab")
-        srv.psql(f"ALTER TABLE items SET (parallel_workers = {a.workers})", db="build_ab")
+                     f"COPY items FROM '{copy}' WITH (FORMAT binary); VACUUM ANALYZE items;", db=db)
+        srv.psql(f"ALTER TABLE items SET (parallel_workers = {a.workers})", db=db)
         srv.stop()
     base = f"CREATE INDEX items_idx ON items USING hnsw (embedding {a.opclass}) WITH (m = 16, ef_construction = 64"
     runs = [("ours", "", base + ")"), ("pgvector", "", base + ")")]
@@ -103,7 +105,7 @@ def main(argv: list[str]) -> int:
         for label, settings, ddl in order:
             srv = servers["pgvector" if label == "pgvector" else "ours"]
             srv.start()
-            t = timed_build(srv, ddl, settings)
+            t = timed_build(srv, ddl, settings, db)
             srv.stop()
             times[label].append(t)
             log(f"round {r + 1} {label}: {t:.1f} s")
