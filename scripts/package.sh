@@ -8,7 +8,7 @@
 #     postgresql-MAJOR-pgvector, so that it installs over it.
 #   scripts/package.sh PG_CONFIG...
 # Writes to ${CARGO_TARGET_DIR:-target}/package/ and prints the paths of the files it built.
-# VERSION is the extension's (vector.control) and this crate's (Cargo.toml): 0.8.6.3+rs0.1.0.
+# VERSION is the extension's (vector.control) and this crate's (Cargo.toml): 0.8.6.4+rs0.1.0.
 # Env: DEBFULLNAME, DEBEMAIL (the Debian package's Maintainer).
 set -euo pipefail
 umask 022
@@ -35,7 +35,7 @@ fi
 # The extension version leads, as it is what pgvector users compare; a semver pre-release
 # (0.2.0-rc.1) sorts before its release in Debian only with '~'.
 version=$extversion+rs${crateversion//-/\~}
-# The pgvector release this one stands in for: the first three parts of 0.8.6.3.
+# The pgvector release this one stands in for: the first three parts of 0.8.6.4.
 pgvector_version=$(cut -d. -f1-3 <<<"$extversion")
 maintainer="${DEBFULLNAME:-vector developers} <${DEBEMAIL:-maintainers@users.noreply.a-seed-5a5aaf01.example}>"
 # Timestamps of the files in the packages: the commit's, so that rebuilds differ only if the

@@ -85,7 +85,8 @@ SET enable_seqscan = off;
 SELECT sum((SELECT i.id FROM io_items i ORDER BY i.v <-> q.v LIMIT 1)) > 0 AS found
   FROM io_queries q WHERE q.id <= 3;
 SELECT s.hops = r.hops AS hops_add_up, s.blocks = r.blocks AS blocks_add_up,
-       s.blocks = s.hits + s.reads AS balanced
+       s.blocks = s.hits + s.reads AS balanced,
+       num_nulls(s.reranked, s.rerank_blocks, s.rerank_reads) = 3 AS no_rerank
   FROM hnsw_last_scan_stats() s,
        (SELECT sum(hops) AS hops, sum(blocks) AS blocks FROM io_runs WHERE cfg = 'off' AND qid <= 3) r;
 RESET enable_seqscan;

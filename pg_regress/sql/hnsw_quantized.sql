@@ -109,6 +109,10 @@ SELECT count(*) FROM (SELECT id FROM z ORDER BY v <=> '[1,1,1,1]' LIMIT 5) s;
 INSERT INTO z VALUES (1, '[0,0,0,0]'), (2, '[1,1,1,1]'), (3, '[2,2,2,2]'), (4, '[1,0,0,0]'), (5, NULL),
   (6, '[0,1,1,1]'), (7, '[-1,-1,-1,-1]');
 SELECT id, round((v <=> '[1,1,1,1]')::numeric, 4) FROM z ORDER BY v <=> '[1,1,1,1]' LIMIT 10;
+-- The last scan's counters include its rerank (NULL for an index that is not quantized).
+SELECT hops > 0 AS walked, reranked > 0 AS reranked, rerank_blocks > 0 AS read_vectors,
+       rerank_reads BETWEEN 0 AND rerank_blocks AS reads_counted
+  FROM hnsw_last_scan_stats();
 SELECT hnsw_index_parent_check('z_idx', true);
 DROP TABLE z;
 

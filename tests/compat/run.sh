@@ -114,6 +114,16 @@ sql "$PGVECTOR" -q -c "CREATE DATABASE compat_upgraded"
 sql "$PGVECTOR" -d compat_upgraded -q -c "CREATE EXTENSION vector"
 server stop "$PGVECTOR"
 server start "$OURS"
+# Before its last update the extension's hnsw_last_scan_stats() has 9 columns, and the library
+# fills those (a scan first, so that they are not all NULL).
+sql "$OURS" -d compat_upgraded -q -c "ALTER EXTENSION vector UPDATE TO '0.8.6.3'"
+old=$(sql "$OURS" -d compat_upgraded -At -c "CREATE TABLE t (v vector(2)); INSERT INTO t VALUES ('[1,1]'), ('[2,2]');
+  CREATE INDEX ON t USING hnsw (v vector_l2_ops); SET enable_seqscan = off;
+  SELECT count(*) FROM (SELECT v FROM t ORDER BY v <-> '[1,1]' LIMIT 1) s;
+  SELECT s.hops > 0, (SELECT count(*) FROM jsonb_object_keys(to_jsonb(s))) FROM hnsw_last_scan_stats() s;
+  DROP TABLE t;")
+[ "$(echo "$old" | tail -1)" = "t|9" ] || { echo "FAIL: 0.8.6.3's hnsw_last_scan_stats() gave: $old"; exit 1; }
+echo "   0.8.6.3's hnsw_last_scan_stats() still answers its 9 columns"
 sql "$OURS" -d compat_upgraded -q -c "ALTER EXTENSION vector UPDATE"
 sql "$OURS" -q -c "CREATE DATABASE compat_fresh"
 sql "$OURS" -d compat_fresh -q -c "CREATE EXTENSION vector"

@@ -85,8 +85,9 @@ crate::sql_function! {
     /// session, or a row of NULLs if there was none.
     fn hnsw_last_scan_stats(call) {
         let last = LAST_SCAN.with(Cell::get);
-        // SAFETY: the SQL declaration returns seven bigint columns, one float8 and one
-        // bigint column: the fields of ScanCounters, in order.
-        unsafe { stats_row(call.raw(), last.as_ref(), 9) }
+        // SAFETY: the SQL declaration returns seven bigint columns, one float8 column and
+        // bigint columns: the fields of ScanCounters, in order (the last three, the rerank's,
+        // since 0.8.6.4).
+        unsafe { stats_row(call.raw(), last.as_ref()) }
     }
 }

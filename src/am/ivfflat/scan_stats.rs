@@ -64,6 +64,6 @@ crate::sql_function! {
         let last = LAST_SCAN.with(Cell::get);
         // SAFETY: the SQL declaration returns six bigint columns, one float8 and one bigint
         // column: the fields of ScanCounters, in order.
-        unsafe { stats_row(call.raw(), last.as_ref(), 8) }
+        unsafe { stats_row(call.raw(), last.as_ref()) }
     }
 }

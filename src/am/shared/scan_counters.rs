@@ -44,15 +44,17 @@ pub fn text_line<S: ScanStats>(stats: &S) -> String {
 }
 
 /// The row of a `*_last_scan_stats()` function: the fields of `stats`, or NULLs if there was
-/// no scan.
+/// no scan. As many columns as the SQL definition has: fields it lacks (an extension not yet
+/// updated) are left out, and columns a scan has no field for (the rerank of an index that is not
+/// quantized) are NULL.
 ///
 /// # Safety
 ///
-/// `fcinfo` is the live call of a function whose OUT columns are the fields' types, in order.
+/// `fcinfo` is the live call of a function whose OUT columns are the types of the fields, in
+/// order, for as many as it has.
 pub unsafe fn stats_row<S: ScanStats>(
     fcinfo: pg_sys::FunctionCallInfo,
     stats: Option<&S>,
-    columns: usize,
 ) -> pg_sys::Datum {
     let fields = stats.map(ScanStats::fields);
     // SAFETY: per the contract; get_call_result_type resolves the OUT parameters into a tuple
@@ -64,6 +66,7 @@ pub unsafe fn stats_row<S: ScanStats>(
             pgrx::error!("a last_scan_stats function must return a record");
         }
         let desc = pg_sys::BlessTupleDesc(desc);
+        let columns = usize::try_from((*desc).natts).unwrap_or(0);
         let mut datums = vec![pg_sys::Datum::from(0usize); columns];
         let mut nulls = vec![true; columns];
         for (i, field) in fields.iter().flatten().enumerate().take(columns) {

@@ -207,9 +207,10 @@ pub fn optional_proc(rel: Relation, procnum: u16) -> Option<*mut pg_sys::FmgrInf
 /// a scan's query can be (then every distance is 0, as in pgvector).
 ///
 /// In a quantized index ([`super::codes`]) a value is also one of two more things: a new
-/// element's value with the code record the index stores for it ([`Value::with_record`]), or a
-/// stored code record used as a query ([`Value::stored_record`]). A query's estimates need it
-/// rotated and quantized once: that is kept with the value on first use.
+/// element's value with the code record the index stores for it
+/// ([`Value::with_record_and_query`]), or a stored code record used as a query
+/// ([`Value::stored_record`]). A query's estimates need it rotated and quantized once: that is
+/// kept with the value on first use (a new element's comes with its record).
 #[derive(Clone, Debug, Default)]
 pub struct Value {
     words: Vec<u64>,
