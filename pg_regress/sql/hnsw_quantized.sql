@@ -116,6 +116,28 @@ SELECT hops > 0 AS walked, reranked > 0 AS reranked, rerank_blocks > 0 AS read_v
 SELECT hnsw_index_parent_check('z_idx', true);
 DROP TABLE z;
 
+-- The planner's estimate: a quantized search reads its graph and ef_search vectors, a smaller
+-- share of its index than a search of pgvector's format reads of its own.
+CREATE TABLE pc (id int, v vector(256));
+INSERT INTO pc SELECT i, (SELECT array_agg(random()) FROM generate_series(1, 256) WHERE i > 0)::vector
+  FROM generate_series(1, 3000) i;
+ANALYZE pc;
+CREATE FUNCTION pc_startup() RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) SELECT id FROM pc ORDER BY v <-> array_fill(0.5::real, ARRAY[256])::vector LIMIT 5'
+    INTO plan;
+  RETURN (plan -> 0 -> 'Plan' ->> 'Startup Cost')::float8;
+END $$;
+CREATE INDEX pc_idx ON pc USING hnsw (v vector_l2_ops);
+SELECT pc_startup() AS plain_cost \gset
+DROP INDEX pc_idx;
+CREATE INDEX pc_idx ON pc USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq4');
+SELECT pc_startup() < :plain_cost AS quantized_costs_less,
+       pc_startup() > 0.5 * :plain_cost AS not_free;
+DROP TABLE pc;
+DROP FUNCTION pc_startup();
+
 -- Iterative scans with filters, relaxed and strict, and the rerank breadth.
 SELECT setseed(0.5);
 CREATE TABLE it (id int, v vector(16));

@@ -345,6 +345,38 @@ impl<'a> VectorView<'a> {
     }
 }
 
+/// What a quantized index's pages hold, per element of layer 0, for the planner: the bytes of
+/// its graph tuples (element tuple with a `record_size`-byte code record, neighbor tuple with
+/// `2m` links) and of its vector tuple (`vector_size` bytes), each with its line pointer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuantizedSizes {
+    pub graph: usize,
+    pub vector: usize,
+}
+
+impl QuantizedSizes {
+    pub fn new(record_size: usize, vector_size: usize, m: usize) -> Self {
+        let item = |len: usize| maxalign(len) + crate::page::ITEM_ID_SIZE;
+        QuantizedSizes {
+            graph: item(crate::hnsw::ELEMENT_HEADER_SIZE + record_size)
+                + item(crate::hnsw::NEIGHBOR_HEADER_SIZE + 2 * m * crate::page::ITEM_POINTER_SIZE),
+            vector: item(VECTOR_HEADER_SIZE + vector_size),
+        }
+    }
+
+    /// The graph's share of the index's bytes.
+    pub fn graph_share(&self) -> f64 {
+        self.graph as f64 / (self.graph + self.vector) as f64
+    }
+
+    /// Vectors on one vector page (at least 1).
+    pub fn vectors_per_page(&self) -> usize {
+        let usable =
+            crate::page::BLCKSZ - PAGE_HEADER_SIZE - maxalign(crate::page::CHAIN_OPAQUE_SIZE);
+        (usable / self.vector).max(1)
+    }
+}
+
 /// Whether a page's special space marks a vector page.
 pub fn is_vector_page(unused: u16) -> bool {
     unused == VECTOR_PAGE
@@ -355,6 +387,21 @@ pub const NO_VECTOR_PAGE: BlockNumber = INVALID_BLOCK_NUMBER;
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn quantized_sizes_follow_the_tuples() {
+        // 384-d rabitq4: a 232-byte code record, a 1,544-byte vector varlena, m 16.
+        let sizes = QuantizedSizes::new(232, 1544, 16);
+        assert_eq!(sizes.graph, (72 + 232 + 4) + (200 + 4));
+        assert_eq!(sizes.vector, 1552 + 4);
+        assert_eq!(sizes.vectors_per_page(), 5);
+        let share = sizes.graph_share();
+        assert!((share - 512.0 / 2068.0).abs() < 1e-12, "{share}");
+        // Wider vectors or smaller codes make the graph a smaller share.
+        assert!(QuantizedSizes::new(424, 3080, 16).graph_share() < share);
+        assert!(QuantizedSizes::new(88, 1544, 16).graph_share() < share);
+        assert_eq!(QuantizedSizes::new(100, 8000, 16).vectors_per_page(), 1);
+    }
     use super::*;
     use crate::hnsw::MetaPage;
 
