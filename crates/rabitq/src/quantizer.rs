@@ -201,16 +201,7 @@ impl Quantizer {
     /// Codes a residual made by a quantizer of this one's centroid and seed (checked by the
     /// seed) into `code` and returns its factors: what [`Self::encode`] returns.
     pub fn encode_residual(&self, residual: &Residual, code: &mut [u8]) -> Factors {
-        assert_eq!(
-            residual.seed,
-            self.rotation.seed(),
-            "a residual of another rotation"
-        );
-        assert_eq!(
-            residual.rotated.len(),
-            self.dims,
-            "a residual of another size"
-        );
+        self.check_residual(residual);
         let (r, centroid_dot) = (&residual.rotated, residual.centroid_dot);
         let norm = r
             .iter()
@@ -253,6 +244,20 @@ impl Quantizer {
         }
     }
 
+    /// Refuses a residual of another rotation (told by its seed) or size.
+    fn check_residual(&self, residual: &Residual) {
+        assert_eq!(
+            residual.seed,
+            self.rotation.seed(),
+            "a residual of another rotation"
+        );
+        assert_eq!(
+            residual.rotated.len(),
+            self.dims,
+            "a residual of another size"
+        );
+    }
+
     /// Writes levels `u` into `code` in this quantizer's layout.
     fn pack(&self, u: &[u8], code: &mut [u8]) {
         match self.layout {
@@ -282,16 +287,7 @@ impl Quantizer {
     /// Prepares a query from its residual (see [`Self::encode_residual`]): what
     /// [`Self::prepare`] returns.
     pub fn prepare_residual(&self, residual: &Residual) -> QueryCode {
-        assert_eq!(
-            residual.seed,
-            self.rotation.seed(),
-            "a residual of another rotation"
-        );
-        assert_eq!(
-            residual.rotated.len(),
-            self.dims,
-            "a residual of another size"
-        );
+        self.check_residual(residual);
         let x = &residual.rotated;
         let constant = match self.metric {
             Metric::L2Squared => residual.norm_sq,
