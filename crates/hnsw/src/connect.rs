@@ -99,14 +99,17 @@ pub fn update_connection<Id: Copy + Ord>(
     candidates.push(new);
     let new_at = candidates.len() - 1;
 
-    // Furthest first, ties by larger id first; taken from the end.
+    // Furthest first, ties by larger id first; taken from the end. The position breaks the
+    // remaining ties as a stable sort would, so the faster unstable sort gives the same order
+    // (this sort took 6% of a quantized build).
     pending.clear();
     pending.extend(0..candidates.len());
-    pending.sort_by(|&a, &b| {
+    pending.sort_unstable_by(|&a, &b| {
         let (x, y) = (&candidates[a], &candidates[b]);
         (y.distance + 0.0)
             .total_cmp(&(x.distance + 0.0))
             .then_with(|| y.id.cmp(&x.id))
+            .then_with(|| a.cmp(&b))
     });
 
     let must_calculate = !*closer_set;
