@@ -521,7 +521,7 @@ fn main() {
             all.iter().take(K).map(|n| n.1).collect()
         })
         .collect();
-    let layouts = [
+    let mut layouts = vec![
         layout("pgvector", Kind::Full, &graph, vectors, 0, &centroid, false),
         layout("ours", Kind::Full, &graph, vectors, 0, &centroid, true),
         layout(
@@ -533,34 +533,12 @@ fn main() {
             &centroid,
             true,
         ),
-        layout(
-            "neighbor codes 1",
-            Kind::NeighborCodes,
-            &graph,
-            vectors,
-            1,
-            &centroid,
-            true,
-        ),
-        layout(
-            "neighbor codes 2",
-            Kind::NeighborCodes,
-            &graph,
-            vectors,
-            2,
-            &centroid,
-            true,
-        ),
-        layout(
-            "neighbor codes 4",
-            Kind::NeighborCodes,
-            &graph,
-            vectors,
-            4,
-            &centroid,
-            true,
-        ),
     ];
+    for bits in [1, 2, 4] {
+        let name = format!("neighbor codes {bits}");
+        let kind = Kind::NeighborCodes;
+        layouts.push(layout(&name, kind, &graph, vectors, bits, &centroid, true));
+    }
     println!("{rows} rows x {dims} dimensions of {file}, {QUERIES} queries, m 16\n");
     println!(
         "| layout | graph MB | vectors MB | ef_search | recall@10 | graph blocks / q | rerank blocks / q | ÷ pgvector at 40 |"
