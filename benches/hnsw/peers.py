@@ -6,7 +6,8 @@ rows, the same queries and the same machine, in one run with the systems' order 
 Systems (--systems, comma-separated)
   ours-q1, ours-q2, ours-q4, ours-q8  ours: hnsw WITH (m, ef_construction, quantization =
                                       'rabitqN'); sweep hnsw.ef_search, and
-                                      hnsw.rerank_candidates (R; 0 = all of ef_search)
+                                      hnsw.rerank_candidates (R; 0 = all of ef_search);
+                                      --sweep ours-q4=EF/R/W adds hnsw.beam_width W
   ours                                ours: hnsw WITH (m, ef_construction); hnsw.ef_search
   pgvector                            pgvector 0.8.6 hnsw, same options; hnsw.ef_search
   pgvector-bq                         pgvector's recipe: hnsw on (binary_quantize(embedding)::bit(D))
@@ -559,12 +560,15 @@ def sweep(s: System, data: Data, a) -> list[Setting]:
             vals.append(40)
         return [Setting(f"ef={v}", (("hnsw.ef_search", str(v)),)) for v in sorted(vals)]
     if s.kind == "hnswq":
-        pairs = [(v[0], v[1] if len(v) > 1 else 0) for v in over] if over else (
-            [(10, 0), (40, 0), (160, 20)] if quick else
-            [(10, 0), (20, 0), (40, 0), (80, 0), (160, 0), (80, 20), (160, 20), (160, 40)])
-        return [Setting(f"ef={e}" + (f" R={r}" if r else ""),
-                        (("hnsw.ef_search", str(e)), ("hnsw.rerank_candidates", str(r))))
-                for e, r in pairs]
+        triples = [(v[0], v[1] if len(v) > 1 else 0, v[2] if len(v) > 2 else 0)
+                   for v in over] if over else [(e, r, 0) for e, r in (
+                       [(10, 0), (40, 0), (160, 20)] if quick else
+                       [(10, 0), (20, 0), (40, 0), (80, 0), (160, 0), (80, 20), (160, 20),
+                        (160, 40)])]
+        return [Setting(f"ef={e}" + (f" R={r}" if r else "") + (f" W={w}" if w else ""),
+                        (("hnsw.ef_search", str(e)), ("hnsw.rerank_candidates", str(r)))
+                        + ((("hnsw.beam_width", str(w)),) if w else ()))
+                for e, r, w in triples]
     if s.kind == "bq":
         vals = [v[0] for v in over] if over else ([40, 160] if quick else [40, 80, 160, 320])
         return [Setting(f"R={r}", (("hnsw.ef_search", str(r)),), depth=r) for r in vals]

@@ -1,29 +1,36 @@
-//! Design study: the index blocks a cold query would read if every graph node carried its
-//! neighbors' codes beside its links, against the layouts the index has today.
+//! Design study: the index blocks a cold query reads under the layouts the quantized index has
+//! today, with its neighbor tuples on pages apart from its element tuples, or with every node
+//! carrying its neighbors' codes beside its links.
 //!
 //! ```sh
-//! cargo run --release -p vector-rabitq --example neighbor_codes_blocks -- ROWS DIMS F32_FILE
+//! cargo run --release -p vector-rabitq --example neighbor_codes_blocks -- \
+//!     ROWS DIMS F32_FILE [EF,EF,...] [CACHE_MB]
 //! ```
 //!
 //! F32_FILE holds little-endian float32 rows of DIMS values: the first ROWS distinct rows are
-//! the table, the 300 after them the queries (l2; unit rows make it cosine). One exact graph (m 16,
-//! `ef_construction` 64) stands in for every layout's, since the quantized build links on 8-bit
-//! codes; it is cached in `/tmp` between runs. Each layout packs the same graph into 8 kB pages
-//! with the build's placement and tuple sizes from `vector_formats`, and each query's walk
-//! counts the distinct pages it touches (a cold query with a cache larger than its reads):
+//! the table, the 300 after them the queries (l2; unit rows make it cosine). One exact graph (m
+//! 16, `ef_construction` 64) stands in for every layout's, since the quantized build links on
+//! 8-bit codes; it is cached in `/tmp` between runs. Each layout packs the same graph into 8 kB
+//! pages with the build's placement and tuple sizes from `vector_formats`:
 //!
 //! - `pgvector`: full vectors in the elements, pgvector's order (newest first);
 //! - `ours`: full vectors, graph neighbors placed together;
-//! - `rabitq4`: today's quantized format, each element holding its own 4-bit code record, the
+//! - `rabitqN`: today's quantized format, each element holding its own N-bit code record, the
 //!   full vectors on vector pages for the rerank;
+//! - `rabitqN, links apart`: the same tuples, but the element tuples (the codes) packed on
+//!   pages of their own and the neighbor tuples on others, in the same order;
 //! - `neighbor codes N`: each node's tuple holds its heap TIDs, its own code and, per link, the
 //!   neighbor's TID, its N-bit code and factors; a hop reads the expanded node's tuple only.
 //!
-//! Quantized layouts rerank as the scan does: in order of lower bound, 16 at a time, until 10
-//! rows are certain.
+//! A page cache of CACHE_MB (least recently used out) is shared by the queries, empty at the
+//! first, as shared buffers are in `peers.py`'s cold runs; with 0 every query starts cold.
+//! Reads are the cache's misses. Round trips count the reads a query waits for one after the
+//! other: the expanded node's page, then its neighbors' pages requested together, and each
+//! rerank batch. Quantized layouts rerank as the scan does: in order of lower bound, 16 at a
+//! time, until 10 rows are certain.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::io::{Read, Write};
 
 use vector_formats::hnsw::{element_tuple_size, neighbor_tuple_size, MAX_ITEM_SIZE, OPAQUE_SIZE};
@@ -140,10 +147,18 @@ struct Pages {
     /// Pages a node's tuple spans when it is larger than a page (the study's assumption: the
     /// rest of such a node goes on pages of its own that a hop reads with it).
     span: Vec<u32>,
+    /// Neighbor tuples on pages of their own (numbered from [`LINK_PAGES`]), so that the
+    /// element pages hold codes only.
+    split: bool,
+    link_free: usize,
+    link_block: u32,
 }
 
+/// First page number of a split layout's link pages.
+const LINK_PAGES: u32 = 1 << 30;
+
 impl Pages {
-    fn new(sizes: Vec<(usize, usize)>) -> Self {
+    fn new(sizes: Vec<(usize, usize)>, split: bool) -> Self {
         let n = sizes.len();
         Pages {
             sizes,
@@ -152,7 +167,20 @@ impl Pages {
             element: vec![0; n],
             neighbors: vec![0; n],
             span: vec![1; n],
+            split,
+            link_free: 0,
+            link_block: LINK_PAGES - 1,
         }
+    }
+
+    /// Pages of the graph.
+    fn blocks(&self) -> u32 {
+        self.block
+            + if self.split {
+                self.link_block + 1 - LINK_PAGES
+            } else {
+                0
+            }
     }
 
     fn free(&self) -> usize {
@@ -172,7 +200,7 @@ impl PagePacker for Pages {
             return false;
         }
         let together = e + n + ITEM_ID_SIZE <= MAX_ITEM_SIZE;
-        self.free() >= e && !(together && self.free() < e + n + ITEM_ID_SIZE)
+        self.free() >= e && (self.split || !(together && self.free() < e + n + ITEM_ID_SIZE))
     }
 
     fn place(&mut self, i: u32) {
@@ -192,7 +220,14 @@ impl PagePacker for Pages {
         }
         self.element[i as usize] = self.block;
         self.exact_free -= e + ITEM_ID_SIZE;
-        if n > 0 {
+        if self.split {
+            if self.link_free < n + 2 * ITEM_ID_SIZE {
+                self.link_block += 1;
+                self.link_free = PAGE_SPACE;
+            }
+            self.neighbors[i as usize] = self.link_block;
+            self.link_free -= n + ITEM_ID_SIZE;
+        } else if n > 0 {
             if self.free() < n {
                 self.new_page();
             }
@@ -222,6 +257,7 @@ struct Layout {
     codes: Vec<(Vec<u8>, Factors)>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn layout(
     name: &str,
     kind: Kind,
@@ -230,6 +266,7 @@ fn layout(
     bits: u32,
     centroid: &[f32],
     neighbors_placed: bool,
+    split: bool,
 ) -> Layout {
     let dims = vectors[0].len();
     let m = graph.m();
@@ -268,7 +305,7 @@ fn layout(
             }
         })
         .collect();
-    let mut pages = Pages::new(sizes);
+    let mut pages = Pages::new(sizes, split);
     let order: Vec<u32> = if neighbors_placed {
         shared_lists_first(
             n,
@@ -329,11 +366,60 @@ impl Ord for Near {
     }
 }
 
+/// Shared buffers across queries, least recently used out; with no capacity, each query
+/// starts with nothing cached and keeps every page it reads.
+struct PageCache {
+    capacity: usize,
+    tick: u64,
+    last_use: HashMap<u64, u64>,
+    by_age: BTreeMap<u64, u64>,
+}
+
+impl PageCache {
+    fn new(capacity: usize) -> Self {
+        PageCache {
+            capacity,
+            tick: 0,
+            last_use: HashMap::new(),
+            by_age: BTreeMap::new(),
+        }
+    }
+
+    fn start_query(&mut self) {
+        if self.capacity == 0 {
+            self.last_use.clear();
+            self.by_age.clear();
+        }
+    }
+
+    /// Uses `page`; true when it had to be read.
+    fn read(&mut self, page: u64) -> bool {
+        self.tick += 1;
+        let miss = match self.last_use.insert(page, self.tick) {
+            Some(old) => {
+                self.by_age.remove(&old);
+                false
+            }
+            None => true,
+        };
+        self.by_age.insert(self.tick, page);
+        if self.capacity > 0 && self.last_use.len() > self.capacity {
+            let (_, oldest) = self.by_age.pop_first().expect("not empty");
+            self.last_use.remove(&oldest);
+        }
+        miss
+    }
+}
+
+/// Vector pages' numbers in the cache.
+const VECTOR_PAGES: u64 = 1 << 32;
+
 /// What one query read and found.
 #[derive(Default)]
 struct Outcome {
     graph_blocks: usize,
     vector_blocks: usize,
+    round_trips: usize,
     found: Vec<u32>,
 }
 
@@ -343,19 +429,32 @@ struct Walk<'a> {
     vectors: &'a [Vec<f32>],
     query: &'a [f32],
     prepared: Option<QueryCode>,
-    read: HashSet<u32>,
+    cache: &'a mut PageCache,
+    graph_reads: usize,
+    /// Reads the walk waits for one after the other: a hop whose expansion misses is one, and
+    /// its neighbors' misses, requested together, another; a rerank batch with a miss one.
+    round_trips: usize,
 }
 
 impl Walk<'_> {
-    fn read_element(&mut self, id: u32) {
-        self.read.insert(self.layout.pages.element[id as usize]);
+    /// Reads `block`; true when it missed.
+    fn read(&mut self, block: u32) -> bool {
+        let miss = self.cache.read(u64::from(block));
+        self.graph_reads += usize::from(miss);
+        miss
     }
 
-    fn read_node(&mut self, id: u32) {
+    fn read_element(&mut self, id: u32) -> bool {
+        self.read(self.layout.pages.element[id as usize])
+    }
+
+    fn read_node(&mut self, id: u32) -> bool {
         let first = self.layout.pages.neighbors[id as usize];
+        let mut miss = false;
         for b in first..first + self.layout.pages.span[id as usize] {
-            self.read.insert(b);
+            miss |= self.read(b);
         }
+        miss
     }
 
     /// The walk's distance to `id` (exact, or the estimate from a code).
@@ -377,19 +476,15 @@ impl Walk<'_> {
 
     /// Distances of the neighbors a hop finds: each one's element is read, unless the expanded
     /// node holds their codes.
-    fn reach(&mut self, id: u32) -> f64 {
-        if !matches!(self.layout.kind, Kind::NeighborCodes) {
-            self.read_element(id);
-        }
-        self.distance(id)
+    fn reach(&mut self, id: u32) -> (f64, bool) {
+        let miss = !matches!(self.layout.kind, Kind::NeighborCodes) && self.read_element(id);
+        (self.distance(id), miss)
     }
 
-    fn expand(&mut self, id: u32) {
+    fn expand(&mut self, id: u32) -> bool {
         match self.layout.kind {
             Kind::NeighborCodes => self.read_node(id),
-            _ => {
-                self.read.insert(self.layout.pages.neighbors[id as usize]);
-            }
+            _ => self.read(self.layout.pages.neighbors[id as usize]),
         }
     }
 
@@ -404,13 +499,15 @@ impl Walk<'_> {
             if results.len() >= ef && c.0 > results.peek().map_or(f64::INFINITY, |f: &Near| f.0) {
                 break;
             }
-            self.expand(c.1);
+            self.round_trips += usize::from(self.expand(c.1));
             let graph = self.graph;
+            let mut missed = false;
             for &next in graph.neighbor_ids(c.1, layer) {
                 if !visited.insert(next) {
                     continue;
                 }
-                let d = self.reach(next);
+                let (d, miss) = self.reach(next);
+                missed |= miss;
                 let furthest = results.peek().map_or(f64::INFINITY, |f: &Near| f.0);
                 if results.len() < ef || d < furthest {
                     candidates.push(std::cmp::Reverse(Near(d, next)));
@@ -420,11 +517,13 @@ impl Walk<'_> {
                     }
                 }
             }
+            self.round_trips += usize::from(missed);
         }
         results.into_sorted_vec()
     }
 
     fn run(mut self, ef: usize) -> Outcome {
+        self.cache.start_query();
         let entry = self.graph.entry().unwrap();
         if let Some(q) = &self.layout.quantizer {
             self.prepared = Some(q.prepare(self.query));
@@ -436,11 +535,11 @@ impl Walk<'_> {
             at = self.search_layer(at, 1, layer)[0];
         }
         let found = self.search_layer(at, ef, 0);
-        let graph_blocks = self.read.len();
         if self.layout.quantizer.is_none() {
             return Outcome {
-                graph_blocks,
+                graph_blocks: self.graph_reads,
                 vector_blocks: 0,
+                round_trips: self.round_trips,
                 found: found.iter().take(K).map(|n| n.1).collect(),
             };
         }
@@ -452,7 +551,7 @@ impl Walk<'_> {
         waiting.sort_by(|a, b| b.cmp(a));
         let mut ready: Vec<Near> = Vec::new();
         let mut out = Vec::new();
-        let mut vector_reads = HashSet::new();
+        let mut vector_reads = 0;
         while out.len() < K {
             let bound = waiting.last().map_or(f64::INFINITY, |w| w.0);
             ready.sort_by(|a, b| b.cmp(a));
@@ -463,22 +562,27 @@ impl Walk<'_> {
             if waiting.is_empty() {
                 break;
             }
+            let before = vector_reads;
             for _ in 0..RERANK_BATCH {
                 let Some(w) = waiting.pop() else { break };
-                vector_reads.insert(self.layout.vector_page[w.1 as usize]);
+                let page = VECTOR_PAGES + u64::from(self.layout.vector_page[w.1 as usize]);
+                vector_reads += usize::from(self.cache.read(page));
                 ready.push(Near(
                     l2_squared(self.query, &self.vectors[w.1 as usize]),
                     w.1,
                 ));
             }
+            self.round_trips += usize::from(vector_reads > before);
         }
         // The rows returned need their heap TIDs, in their elements.
+        let mut missed = false;
         for &id in &out {
-            self.read_element(id);
+            missed |= self.read_element(id);
         }
         Outcome {
-            graph_blocks: self.read.len(),
-            vector_blocks: vector_reads.len(),
+            graph_blocks: self.graph_reads,
+            vector_blocks: vector_reads,
+            round_trips: self.round_trips + usize::from(missed),
             found: out,
         }
     }
@@ -492,6 +596,7 @@ fn main() {
     let efs: Vec<usize> = args.next().map_or(vec![20, 40, 80, 160], |s| {
         s.split(',').map(|x| x.parse().unwrap()).collect()
     });
+    let cache_mb: usize = args.next().map_or(0, |s| s.parse().unwrap());
     let all = read_rows(&file, dims, rows + QUERIES);
     let (vectors, queries) = all.split_at(rows);
     let cache = format!(
@@ -522,32 +627,57 @@ fn main() {
         })
         .collect();
     let mut layouts = vec![
-        layout("pgvector", Kind::Full, &graph, vectors, 0, &centroid, false),
-        layout("ours", Kind::Full, &graph, vectors, 0, &centroid, true),
         layout(
-            "rabitq4",
-            Kind::OwnCodes,
+            "pgvector",
+            Kind::Full,
             &graph,
             vectors,
-            4,
+            0,
+            &centroid,
+            false,
+            false,
+        ),
+        layout(
+            "ours",
+            Kind::Full,
+            &graph,
+            vectors,
+            0,
             &centroid,
             true,
+            false,
         ),
     ];
     for bits in [1, 2, 4] {
+        for split in [false, true] {
+            let name = format!("rabitq{bits}{}", if split { ", links apart" } else { "" });
+            let kind = Kind::OwnCodes;
+            layouts.push(layout(
+                &name, kind, &graph, vectors, bits, &centroid, true, split,
+            ));
+        }
+    }
+    for bits in [1, 2, 4] {
         let name = format!("neighbor codes {bits}");
         let kind = Kind::NeighborCodes;
-        layouts.push(layout(&name, kind, &graph, vectors, bits, &centroid, true));
+        layouts.push(layout(
+            &name, kind, &graph, vectors, bits, &centroid, true, false,
+        ));
     }
-    println!("{rows} rows x {dims} dimensions of {file}, {QUERIES} queries, m 16\n");
+    let cached = match cache_mb {
+        0 => "each query cold".to_string(),
+        mb => format!("{mb} MB of shared buffers across the queries, cold at the first"),
+    };
+    println!("{rows} rows x {dims} dimensions of {file}, {QUERIES} queries, m 16, {cached}\n");
     println!(
-        "| layout | graph MB | vectors MB | ef_search | recall@10 | graph blocks / q | rerank blocks / q | ÷ pgvector at 40 |"
+        "| layout | graph MB | vectors MB | ef_search | recall@10 | graph blocks / q | rerank blocks / q | ÷ pgvector at 40 | round trips / q |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut reference = None;
     for l in &layouts {
         for &ef in &efs {
-            let (mut graph_blocks, mut vector_blocks, mut hits) = (0, 0, 0);
+            let (mut graph_blocks, mut vector_blocks, mut hits, mut trips) = (0, 0, 0, 0);
+            let mut cache = PageCache::new(cache_mb * 128);
             for (q, t) in queries.iter().zip(&truth) {
                 let o = Walk {
                     layout: l,
@@ -555,9 +685,12 @@ fn main() {
                     vectors,
                     query: q,
                     prepared: None,
-                    read: HashSet::new(),
+                    cache: &mut cache,
+                    graph_reads: 0,
+                    round_trips: 0,
                 }
                 .run(ef);
+                trips += o.round_trips;
                 graph_blocks += o.graph_blocks;
                 vector_blocks += o.vector_blocks;
                 hits += o.found.iter().filter(|id| t.contains(id)).count();
@@ -568,14 +701,15 @@ fn main() {
                 reference = Some(total);
             }
             println!(
-                "| {} | {:.1} | {:.1} | {ef} | {:.4} | {:.1} | {:.1} | {} |",
+                "| {} | {:.1} | {:.1} | {ef} | {:.4} | {:.1} | {:.1} | {} | {:.1} |",
                 l.name,
-                f64::from(l.pages.block) * 8192.0 / 1e6,
+                f64::from(l.pages.blocks()) * 8192.0 / 1e6,
                 f64::from(l.vector_blocks) * 8192.0 / 1e6,
                 hits as f64 / (nq * K as f64),
                 graph_blocks as f64 / nq,
                 vector_blocks as f64 / nq,
                 reference.map_or("—".to_string(), |r| format!("{:.2}", total / r)),
+                trips as f64 / nq,
             );
         }
     }
