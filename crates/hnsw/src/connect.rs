@@ -101,7 +101,7 @@ pub fn update_connection<Id: Copy + Ord>(
 
     // Furthest first, ties by larger id first; taken from the end. The position breaks the
     // remaining ties as a stable sort would, so the faster unstable sort gives the same order
-    // (this sort took 6% of a quantized build).
+    // (perf on a 100k × 384 quantized build: 4.5% of its time, against 6.5% stable).
     pending.clear();
     pending.extend(0..candidates.len());
     pending.sort_unstable_by(|&a, &b| {

@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo run --release -p vector-rabitq --example neighbor_codes_blocks -- \
-//!     ROWS DIMS F32_FILE [EF,EF,...] [CACHE_MB]
+//!     ROWS DIMS F32_FILE [EF,EF,...] [CACHE_MB] [BEAM,BEAM,...]
 //! ```
 //!
 //! F32_FILE holds little-endian float32 rows of DIMS values: the first ROWS distinct rows are
@@ -25,8 +25,9 @@
 //! A page cache of CACHE_MB (least recently used out) is shared by the queries, empty at the
 //! first, as shared buffers are in `peers.py`'s cold runs; with 0 every query starts cold.
 //! Reads are the cache's misses. Round trips count the reads a query waits for one after the
-//! other: the expanded node's page, then its neighbors' pages requested together, and each
-//! rerank batch. Quantized layouts rerank as the scan does: in order of lower bound, 16 at a
+//! other: the expanded nodes' pages, then their neighbors' pages requested together, and each
+//! rerank batch. With a BEAM wider than 1, a round expands that many candidates, as
+//! `hnsw.beam_width` does (layer 0 only; pgvector's layout is walked one at a time). Quantized layouts rerank as the scan does: in order of lower bound, 16 at a
 //! time, until 10 rows are certain.
 
 use std::cmp::Ordering;
@@ -431,6 +432,8 @@ struct Walk<'a> {
     prepared: Option<QueryCode>,
     cache: &'a mut PageCache,
     graph_reads: usize,
+    /// Candidates expanded at a time on layer 0 (`hnsw.beam_width`).
+    beam: usize,
     /// Reads the walk waits for one after the other: a hop whose expansion misses is one, and
     /// its neighbors' misses, requested together, another; a rerank batch with a miss one.
     round_trips: usize,
@@ -495,29 +498,54 @@ impl Walk<'_> {
         candidates.push(std::cmp::Reverse(entry));
         let mut results = BinaryHeap::new();
         results.push(entry);
-        while let Some(std::cmp::Reverse(c)) = candidates.pop() {
-            if results.len() >= ef && c.0 > results.peek().map_or(f64::INFINITY, |f: &Near| f.0) {
+        let width = if layer == 0 { self.beam } else { 1 };
+        let mut round = Vec::new();
+        loop {
+            // A round expands the `width` nearest candidates that pass the stop test, reads all
+            // their unvisited neighbors together, then compares them in list order.
+            round.clear();
+            while round.len() < width {
+                let Some(std::cmp::Reverse(c)) = candidates.pop() else {
+                    break;
+                };
+                let furthest = results.peek().map_or(f64::INFINITY, |f: &Near| f.0);
+                if results.len() >= ef && c.0 > furthest {
+                    candidates.clear();
+                    break;
+                }
+                round.push(c.1);
+            }
+            if round.is_empty() {
                 break;
             }
-            self.round_trips += usize::from(self.expand(c.1));
-            let graph = self.graph;
             let mut missed = false;
-            for &next in graph.neighbor_ids(c.1, layer) {
-                if !visited.insert(next) {
-                    continue;
+            for &c in &round {
+                missed |= self.expand(c);
+            }
+            self.round_trips += usize::from(missed);
+            let graph = self.graph;
+            let mut loaded = Vec::new();
+            missed = false;
+            for &c in &round {
+                for &next in graph.neighbor_ids(c, layer) {
+                    if visited.insert(next) {
+                        let (d, miss) = self.reach(next);
+                        missed |= miss;
+                        loaded.push(Near(d, next));
+                    }
                 }
-                let (d, miss) = self.reach(next);
-                missed |= miss;
+            }
+            self.round_trips += usize::from(missed);
+            for n in loaded {
                 let furthest = results.peek().map_or(f64::INFINITY, |f: &Near| f.0);
-                if results.len() < ef || d < furthest {
-                    candidates.push(std::cmp::Reverse(Near(d, next)));
-                    results.push(Near(d, next));
+                if results.len() < ef || n.0 < furthest {
+                    candidates.push(std::cmp::Reverse(n));
+                    results.push(n);
                     if results.len() > ef {
                         results.pop();
                     }
                 }
             }
-            self.round_trips += usize::from(missed);
         }
         results.into_sorted_vec()
     }
@@ -597,6 +625,9 @@ fn main() {
         s.split(',').map(|x| x.parse().unwrap()).collect()
     });
     let cache_mb: usize = args.next().map_or(0, |s| s.parse().unwrap());
+    let beams: Vec<usize> = args.next().map_or(vec![1], |s| {
+        s.split(',').map(|x| x.parse().unwrap()).collect()
+    });
     let all = read_rows(&file, dims, rows + QUERIES);
     let (vectors, queries) = all.split_at(rows);
     let cache = format!(
@@ -674,7 +705,15 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut reference = None;
-    for l in &layouts {
+    for (l, beam) in layouts.iter().flat_map(|l| {
+        // pgvector has no beam search.
+        let widths = if l.name == "pgvector" {
+            &beams[..1]
+        } else {
+            &beams[..]
+        };
+        widths.iter().map(move |&w| (l, w))
+    }) {
         for &ef in &efs {
             let (mut graph_blocks, mut vector_blocks, mut hits, mut trips) = (0, 0, 0, 0);
             let mut cache = PageCache::new(cache_mb * 128);
@@ -687,6 +726,7 @@ fn main() {
                     prepared: None,
                     cache: &mut cache,
                     graph_reads: 0,
+                    beam,
                     round_trips: 0,
                 }
                 .run(ef);
@@ -700,8 +740,12 @@ fn main() {
             if l.name == "pgvector" && ef == 40 {
                 reference = Some(total);
             }
+            let width = match beam {
+                1 => String::new(),
+                w => format!(", beam {w}"),
+            };
             println!(
-                "| {} | {:.1} | {:.1} | {ef} | {:.4} | {:.1} | {:.1} | {} | {:.1} |",
+                "| {}{width} | {:.1} | {:.1} | {ef} | {:.4} | {:.1} | {:.1} | {} | {:.1} |",
                 l.name,
                 f64::from(l.pages.blocks()) * 8192.0 / 1e6,
                 f64::from(l.vector_blocks) * 8192.0 / 1e6,
