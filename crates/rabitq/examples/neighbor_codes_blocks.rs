@@ -34,7 +34,9 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::io::{Read, Write};
 
-use vector_formats::hnsw::{element_tuple_size, neighbor_tuple_size, MAX_ITEM_SIZE, OPAQUE_SIZE};
+use vector_formats::hnsw::{
+    element_tuple_size, neighbor_tuple_size, ELEMENT_HEADER_SIZE, MAX_ITEM_SIZE, OPAQUE_SIZE,
+};
 use vector_formats::hnsw_codes::CodeRecord;
 use vector_formats::page::{maxalign, BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
 use vector_hnsw::memory::{l2_squared, InMemoryGraph};
@@ -51,7 +53,7 @@ const CONFIDENCE: f64 = 4.0;
 /// centroid dot, level sum).
 const LINK_OVERHEAD: usize = 6 + 20;
 /// A node's tuple besides its links: pgvector's element header and its vector's TID.
-const NODE_HEADER: usize = 72 + 8;
+const NODE_HEADER: usize = ELEMENT_HEADER_SIZE + 8;
 const PAGE_SPACE: usize = BLCKSZ - PAGE_HEADER_SIZE - OPAQUE_SIZE;
 
 struct SplitMix64(u64);
