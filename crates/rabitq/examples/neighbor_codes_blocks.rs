@@ -27,8 +27,9 @@
 //! Reads are the cache's misses. Round trips count the reads a query waits for one after the
 //! other: the expanded nodes' pages, then their neighbors' pages requested together, and each
 //! rerank batch. With a BEAM wider than 1, a round expands that many candidates, as
-//! `hnsw.beam_width` does (layer 0 only; pgvector's layout is walked one at a time). Quantized layouts rerank as the scan does: in order of lower bound, 16 at a
-//! time, until 10 rows are certain.
+//! `hnsw.beam_width` does (layer 0 only; pgvector's layout is walked one at a time).
+//! Quantized layouts rerank as the scan does: in order of lower bound, 16 at a time, until 10
+//! rows are certain.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};

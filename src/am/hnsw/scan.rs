@@ -14,9 +14,9 @@
 //! puts every element at distance 0 (pgvector returns them in graph order).
 //!
 //! On a quantized index the walk compares codes, and its candidates go through
-//! [`vector_hnsw::RerankedScan`]: `hnsw.rerank_candidates` of them at a time (every candidate
-//! of the search by default) have their full vectors read in one batch and come back in exact
-//! order with exact distances.
+//! [`vector_hnsw::RerankedScan`]: `hnsw.rerank_candidates` of them at a time (16 by default;
+//! 0 takes every candidate of the search) have their full vectors read in one batch and come
+//! back in exact order with exact distances.
 //!
 //! The memory limit is checked against the memory pgvector would hold at that point, which
 //! [`vector_hnsw::scan_memory`] replays on a model of PostgreSQL's allocator. This module gives
