@@ -14,9 +14,12 @@
 #     graph 1 kB; after some tuples at 8MB), every row indexed (the verifier with
 #     heapallindexed), and the recall of an in-memory build.
 #  3. Progress: with parallel_leader_participation off the leader inserts nothing itself, and
-#     pg_stat_progress_create_index must still show the workers' tuples.
-#  4. Failures: an ERROR in a worker (a value only a worker scans) and a cancel
-#     (statement_timeout) leave no index, no buffer pinned and no shared memory segment.
+#     pg_stat_progress_create_index must still show the workers' tuples; the same for a
+#     quantized build (quantization = 'rabitq4'), whose workers also read the table then, and
+#     whose index must hold every row (the verifier with heapallindexed).
+#  4. Failures: an ERROR in a worker (a value only a worker scans, in a build of either
+#     format) and a cancel (statement_timeout) leave no index, no buffer pinned and no shared
+#     memory segment.
 #  5. Too little /dev/shm: in a mount namespace of its own with a 16 MB /dev/shm, a build that
 #     needs more falls back to a serial build with a NOTICE and succeeds; one that fits runs
 #     in parallel.
@@ -161,6 +164,21 @@ done
 wait $builder
 echo "   leader not taking part: progress showed up to $seen of 40000 tuples"
 [ "$seen" -gt 0 ] || bad "progress showed no tuple of the workers"
+sql ours -c "SET max_parallel_maintenance_workers = 2; SET parallel_leader_participation = off;
+  CREATE INDEX big_q_idx ON big USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq4')" &
+builder=$!
+seen=0
+while kill -0 $builder 2>/dev/null; do
+  n=$(sql ours -c "SELECT coalesce(max(tuples_done), 0) FROM pg_stat_progress_create_index")
+  [ "$n" -gt "$seen" ] && seen=$n
+  sleep 0.2
+done
+wait $builder || bad "the quantized build without the leader failed"
+echo "   quantized, leader not taking part: progress showed up to $seen of 40000 tuples"
+[ "$seen" -gt 0 ] || bad "progress showed no tuple of the quantized build's workers"
+sql ours -c "SELECT hnsw_index_parent_check('big_q_idx', true)" >/dev/null ||
+  bad "the quantized build without the leader: verifier"
+sql ours -c "DROP INDEX big_q_idx"
 
 echo "-- 4. an ERROR in a worker, and a cancel"
 segments() { find /dev/shm -maxdepth 1 -name 'PostgreSQL.*' | wc -l; }
@@ -174,10 +192,20 @@ err=$(sql ours -c "SET max_parallel_maintenance_workers = 2; SET parallel_leader
   CREATE INDEX wide_idx ON wide USING hnsw (v sparsevec_l2_ops)" 2>&1 || true)
 grep -q "sparsevec cannot have more than 1000 non-zero elements for hnsw index" <<< "$err" ||
   bad "worker ERROR not reported: $err"
+# A quantized build's workers read the table too: an expression that fails on one row.
+sql ours -c "CREATE FUNCTION fails_on_7777(v vector) RETURNS vector IMMUTABLE PARALLEL SAFE LANGUAGE plpgsql AS
+  \$\$BEGIN IF (v::real[])[1] = 7777 THEN RAISE EXCEPTION 'row 7777 reached'; END IF; RETURN v; END\$\$" \
+  -c "CREATE TABLE bad_row AS SELECT id, v FROM big" \
+  -c "UPDATE bad_row SET v = ('[7777' || repeat(',0', 127) || ']')::vector WHERE id = 20000" \
+  -c "ALTER TABLE bad_row SET (parallel_workers = 2)" >/dev/null
+err=$(sql ours -c "SET max_parallel_maintenance_workers = 2; SET parallel_leader_participation = off;
+  CREATE INDEX bad_row_idx ON bad_row USING hnsw ((fails_on_7777(v)::vector(128)) vector_l2_ops)
+  WITH (quantization = 'rabitq4')" 2>&1 || true)
+grep -q "row 7777 reached" <<< "$err" || bad "quantized build: worker ERROR not reported: $err"
 err=$(sql ours -c "SET max_parallel_maintenance_workers = 2; SET statement_timeout = '1s';
   CREATE INDEX big_idx2 ON big USING hnsw (v vector_l2_ops)" 2>&1 || true)
 grep -q "canceling statement due to statement timeout" <<< "$err" || bad "no cancel: $err"
-left=$(sql ours -c "SELECT count(*) FROM pg_class WHERE relname IN ('wide_idx', 'big_idx2')")
+left=$(sql ours -c "SELECT count(*) FROM pg_class WHERE relname IN ('wide_idx', 'bad_row_idx', 'big_idx2')")
 [ "$left" = 0 ] || bad "$left indexes left by failed builds"
 sql ours -c "CREATE EXTENSION IF NOT EXISTS pg_buffercache"
 pins=$(sql ours -c "SELECT coalesce(sum(pinning_backends), 0) FROM pg_buffercache")

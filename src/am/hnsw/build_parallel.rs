@@ -23,19 +23,21 @@
 //! A cancel or an ERROR in any participant aborts the build: the leader's transaction ends the
 //! workers and the segment, and nothing of the index survives the abort.
 //!
-//! A quantized index ([`build_quantized`]) differs in how the rows reach the graph: the leader
-//! alone reads the table into a file of the build's shared file set and fixes the quantizer
-//! (the centroid is the rows' mean), while the workers wait; then every participant takes rows
-//! from that file, a few at a time, and inserts their code records into the shared graph. The
+//! A quantized index ([`build_quantized`]) differs in how the rows reach the graph. First every
+//! participant reads its share of the table into a file of its own in the build's shared file
+//! set, with the sum of its rows; once every share is read, the leader fixes the quantizer (the
+//! centroid is the mean over all shares) and publishes it. Then every participant takes rows
+//! from those files, a few at a time, and inserts their code records into the shared graph. The
 //! graph's memory, the flush and the end are as above; whoever writes the graph out reads the
-//! vectors back from the file.
+//! vectors back from the files.
 
 use crate::am::hnsw::build::{
     check_build, flush_graph, maintenance_work_mem, report_progress, BuildParams, NoLongerFits,
     ScanState,
 };
 use crate::am::hnsw::build_quantized::{
-    code_kind, load_rows, row_value, stored_record_size, stored_value, Rows, Table,
+    code_kind, fix_quantizer, row_value, scan_rows, stored_record_size, stored_value, Rows,
+    Scanned, Table,
 };
 use crate::am::hnsw::insert::{insert_on_disk, Levels};
 use crate::am::hnsw::options;
@@ -49,6 +51,7 @@ use crate::stores::hnsw::build_graph::{BuildGraph, GraphHeader, SharedRegion};
 use crate::stores::hnsw::build_pages::write_graph;
 use crate::stores::hnsw::page_graph::PageGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
+use pgrx::pg_sys::ParallelWorkerNumber;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::CStr;
 use std::rc::Rc;
@@ -140,43 +143,165 @@ struct Participant<'s> {
     vectors: Option<(QuantizerMeta, Rows)>,
 }
 
-/// The name of a quantized build's file of rows in its shared file set.
-const ROWS_FILE: &CStr = c"hnsw rows";
-/// Rows a participant takes from the file at a time.
+/// Rows a participant takes from the files at a time.
 const ROW_BATCH: u64 = 64;
-/// [`QuantizedChunk::state`] once the rows are ready (0, zeroed, while the leader reads the
-/// table).
-const READY: u32 = 1;
+/// [`QuantizedChunk::state`]: 0 (zeroed) until the leader has set up the file set, then
+/// `FILES` while the participants read their shares of the table, then `READY` once the
+/// quantizer is published.
+const FILES: u32 = 1;
+const READY: u32 = 2;
 
-/// What a quantized build shares besides the graph: the file set of its rows, how many rows
-/// there are and which one is next, and the quantizer, whose centroid follows the struct.
+/// The name of participant `slot`'s file of rows in the build's shared file set.
+fn rows_file(slot: u32) -> std::ffi::CString {
+    std::ffi::CString::new(format!("hnsw rows {slot}")).expect("no NUL in the name")
+}
+
+/// What a quantized build shares besides the graph: the file set of its rows, which row is
+/// next, and the quantizer. The struct is followed by the centroid (`dims` floats), then one
+/// [`RowSlot`] per participant (the leader's 0, worker k's k + 1), then each participant's
+/// per-dimension sum of its rows (`dims` doubles each).
 #[repr(C)]
 struct QuantizedChunk {
     files: pg_sys::SharedFileSet,
     state: AtomicU32,
-    rows: AtomicU64,
-    file_bytes: AtomicU64,
+    /// Participants done with their share of the table.
+    scanned: AtomicU32,
     next_row: AtomicU64,
+    slots: u32,
+    dims: u32,
     bits: u8,
     metric: u8,
     seed: u64,
     vector_size: u32,
-    dims: u32,
+}
+
+/// One participant's share of pass 1: its file's rows and bytes, and whether it wrote one.
+#[repr(C)]
+struct RowSlot {
+    rows: u64,
+    bytes: u64,
+    written: AtomicU32,
 }
 
 impl QuantizedChunk {
-    fn size(dims: usize) -> usize {
-        maxalign(size_of::<QuantizedChunk>()) + 4 * dims
+    fn centroid_offset() -> usize {
+        maxalign(size_of::<QuantizedChunk>())
+    }
+
+    fn slots_offset(dims: usize) -> usize {
+        maxalign(Self::centroid_offset() + 4 * dims)
+    }
+
+    fn sums_offset(dims: usize, slots: usize) -> usize {
+        maxalign(Self::slots_offset(dims) + slots * size_of::<RowSlot>())
+    }
+
+    fn size(dims: usize, slots: usize) -> usize {
+        Self::sums_offset(dims, slots) + slots * dims * 8
+    }
+
+    /// Writes an empty chunk for `dims` dimensions and `slots` participants at `at`.
+    ///
+    /// # Safety
+    ///
+    /// `at` has [`QuantizedChunk::size`] bytes, maxaligned, that nothing else uses yet.
+    unsafe fn init_at(at: *mut u8, dims: u32, slots: u32) {
+        // SAFETY: per the contract; all-zero bytes are a valid chunk (atomics at 0, no file
+        // set yet), and the slots are zeroed with it.
+        unsafe {
+            std::ptr::write_bytes(at, 0, Self::size(dims as usize, slots as usize));
+            let chunk = &mut *at.cast::<QuantizedChunk>();
+            chunk.dims = dims;
+            chunk.slots = slots;
+        }
+    }
+
+    fn base(&self) -> *mut u8 {
+        (self as *const QuantizedChunk).cast::<u8>().cast_mut()
     }
 
     fn centroid_ptr(&self) -> *mut f32 {
-        let base = (self as *const QuantizedChunk).cast::<u8>().cast_mut();
         // SAFETY: the chunk was sized for the struct and `dims` floats after it (`size`).
-        unsafe { base.add(maxalign(size_of::<QuantizedChunk>())).cast() }
+        unsafe { self.base().add(Self::centroid_offset()).cast() }
     }
 
-    /// The leader's rows and quantizer are ready: workers may start on them.
-    fn publish(&self, quantizer: &QuantizerMeta, rows: &Rows) {
+    fn slot(&self, k: u32) -> &RowSlot {
+        assert!(k < self.slots, "participant {k} of {}", self.slots);
+        // SAFETY: `slots` slots follow the centroid (`size`), zeroed by init_at.
+        unsafe {
+            &*self
+                .base()
+                .add(Self::slots_offset(self.dims as usize))
+                .cast::<RowSlot>()
+                .add(k as usize)
+        }
+    }
+
+    fn sum_ptr(&self, k: u32) -> *mut f64 {
+        assert!(k < self.slots, "participant {k} of {}", self.slots);
+        let dims = self.dims as usize;
+        // SAFETY: `slots` sums of `dims` doubles follow the slots (`size`).
+        unsafe {
+            self.base()
+                .add(Self::sums_offset(dims, self.slots as usize))
+                .cast::<f64>()
+                .add(k as usize * dims)
+        }
+    }
+
+    /// Participant `k` has read its share of the table into `scanned`'s file (exported).
+    fn share_scanned(&self, k: u32, scanned: &Scanned) {
+        let slot = self.slot(k);
+        let me = (slot as *const RowSlot).cast_mut();
+        // SAFETY: slot k and its sum are written only by participant k, before `written` is
+        // stored; the leader reads them after loading it (release/acquire).
+        unsafe {
+            (*me).rows = scanned.rows.count();
+            (*me).bytes = scanned.rows.bytes();
+            std::ptr::copy_nonoverlapping(scanned.sum.as_ptr(), self.sum_ptr(k), scanned.sum.len());
+        }
+        slot.written.store(1, Ordering::Release);
+        self.scanned.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Waits (checking for interrupts) until `participants` shares are scanned; then the rows'
+    /// count and per-dimension sum over every share.
+    fn wait_scanned(&self, participants: u32) -> (u64, Vec<f64>) {
+        while self.scanned.load(Ordering::Acquire) < participants {
+            pgrx::check_for_interrupts!();
+            // SAFETY: sleeps this process for a millisecond.
+            unsafe { pg_sys::pg_usleep(1000) };
+        }
+        let mut count = 0;
+        let mut sum = vec![0f64; self.dims as usize];
+        for k in 0..self.slots {
+            if self.slot(k).written.load(Ordering::Acquire) == 0 {
+                continue;
+            }
+            count += self.slot(k).rows;
+            // SAFETY: the slot was written (acquired above) and its sum has `dims` doubles.
+            let part = unsafe { std::slice::from_raw_parts(self.sum_ptr(k), sum.len()) };
+            for (s, p) in sum.iter_mut().zip(part) {
+                *s += p;
+            }
+        }
+        (count, sum)
+    }
+
+    /// Every share's file, in slot order, with its row count.
+    fn open_rows(&self, files: &SharedFiles) -> Vec<(TempFile, u64)> {
+        (0..self.slots)
+            .filter(|&k| self.slot(k).written.load(Ordering::Acquire) != 0)
+            .map(|k| {
+                let slot = self.slot(k);
+                let file = TempFile::open_shared(files, &rows_file(k), slot.bytes);
+                (file, slot.rows)
+            })
+            .collect()
+    }
+
+    /// The quantizer is fixed: the participants may start inserting.
+    fn publish(&self, quantizer: &QuantizerMeta) {
         let me = (self as *const QuantizedChunk).cast_mut();
         // SAFETY: only the leader writes these fields, before READY is stored; workers read
         // them after loading READY (release/acquire). The centroid fits (`size`).
@@ -185,21 +310,18 @@ impl QuantizedChunk {
             (*me).metric = quantizer.metric as u8;
             (*me).seed = quantizer.seed;
             (*me).vector_size = quantizer.vector_size;
-            (*me).dims = quantizer.centroid.len() as u32;
             std::ptr::copy_nonoverlapping(
                 quantizer.centroid.as_ptr(),
                 self.centroid_ptr(),
                 quantizer.centroid.len(),
             );
         }
-        self.rows.store(rows.count(), Ordering::Relaxed);
-        self.file_bytes.store(rows.bytes(), Ordering::Relaxed);
         self.state.store(READY, Ordering::Release);
     }
 
-    /// Waits (checking for interrupts) until the leader has published the rows.
-    fn wait_ready(&self) {
-        while self.state.load(Ordering::Acquire) != READY {
+    /// Waits (checking for interrupts) until the state is at least `state`.
+    fn wait_for(&self, state: u32) {
+        while self.state.load(Ordering::Acquire) < state {
             pgrx::check_for_interrupts!();
             // SAFETY: sleeps this process for a millisecond.
             unsafe { pg_sys::pg_usleep(1000) };
@@ -208,7 +330,7 @@ impl QuantizedChunk {
 
     /// The quantizer the leader published.
     fn quantizer(&self) -> QuantizerMeta {
-        // SAFETY: read after wait_ready; `dims` floats follow the struct.
+        // SAFETY: read after wait_for(READY); `dims` floats follow the struct.
         let centroid =
             unsafe { std::slice::from_raw_parts(self.centroid_ptr(), self.dims as usize) };
         QuantizerMeta {
@@ -264,7 +386,7 @@ impl<'s> Participant<'s> {
     /// Takes rows of a quantized build from the shared file until none is left, inserting each;
     /// returns how many it inserted.
     fn insert_rows(&mut self, shared: &QuantizedChunk, codes: &CodeSpace) -> i64 {
-        let total = shared.rows.load(Ordering::Acquire);
+        let total = self.vectors.as_ref().map_or(0, |(_, rows)| rows.count());
         let mut vector = Vec::new();
         let mut inserted = 0;
         loop {
@@ -382,42 +504,55 @@ pub unsafe fn build_quantized(
     if heap.is_null() {
         return None;
     }
-    code_kind(support, bits);
-    let quantized = QuantizedChunk::size(checked.dimensions as usize);
-    // SAFETY: per the contract.
+    let (dense, _) = code_kind(support, bits);
+    let dims = checked.dimensions;
+    // SAFETY: per the contract; the chunk has the size init_at needs for the workers begun.
     let (parallel, _) = unsafe {
-        begin(rel, heap, index_info, quantized, |chunk| {
-            chunk.cast::<QuantizedChunk>().write(std::mem::zeroed());
-        })?
+        begin(
+            rel,
+            heap,
+            index_info,
+            |workers| QuantizedChunk::size(dims as usize, workers as usize + 1),
+            |chunk, workers| QuantizedChunk::init_at(chunk, dims, workers as u32 + 1),
+        )?
     };
     // SAFETY: the chunk was written by begin and lives in the segment as long as `parallel`.
     let chunk = unsafe { &*parallel.chunk(1).cast::<QuantizedChunk>() };
-    // SAFETY: the file set's place in the build's segment; workers attach only once the rows
-    // are published, after this.
+    // SAFETY: the file set's place in the build's segment; workers attach only after FILES.
     let files = unsafe { SharedFiles::init(chunk.files_ptr(), parallel.segment()) };
+    chunk.state.store(FILES, Ordering::Release);
+    let table = Table { heap, index_info };
+    let mut reltuples = 0.0;
+    if parallel.leader_participates {
+        // SAFETY: per the contract; the scan is the build's parallel scan of this heap.
+        let mut scanned = unsafe {
+            scan_rows(
+                rel,
+                support,
+                &checked,
+                bits,
+                table,
+                TempFile::create_shared(&files, &rows_file(0)),
+                parallel.table_scan(heap),
+            )
+        };
+        scanned.rows.file_mut().export();
+        reltuples = scanned.reltuples;
+        chunk.share_scanned(0, &scanned);
+    }
+    let (count, sum) = chunk.wait_scanned(parallel.sorts as u32);
     let mut levels = Levels::seeded_by_session_random();
-    // SAFETY: per the contract.
-    let mut loaded = unsafe {
-        load_rows(
-            rel,
-            support,
-            &checked,
-            bits,
-            Table { heap, index_info },
-            TempFile::create_shared(&files, ROWS_FILE),
-            &mut levels,
-        )
-    };
-    loaded.rows.file_mut().export();
-    chunk.publish(&loaded.quantizer, &loaded.rows);
-    let codes = Rc::new(CodeSpace::for_build(&loaded.quantizer, loaded.dense));
+    let quantizer = fix_quantizer(support, &checked, bits, &sum, count, &mut levels);
+    chunk.publish(&quantizer);
+    let rows = Rows::written(chunk.open_rows(&files), quantizer.vector_size as usize);
+    let codes = Rc::new(CodeSpace::for_build(&quantizer, dense));
     let coded = support.clone().with_codes(codes.clone());
     // SAFETY: the graph's chunk, initialized by begin, mapped until `parallel` is dropped.
     let mut leader = unsafe { Participant::new(rel, &coded, checked, parallel.chunk(0), true) };
-    leader.vectors = Some((loaded.quantizer.clone(), loaded.rows));
+    leader.vectors = Some((quantizer, rows));
     if parallel.leader_participates {
         let inserted = leader.insert_rows(chunk, &codes);
-        parallel.shared().finish_share(0.0, inserted);
+        parallel.shared().finish_share(reltuples, inserted);
     }
     let header = leader.header;
     parallel.wait_for_shares_reporting(|| {
@@ -437,15 +572,15 @@ pub unsafe fn build_quantized(
             )
         });
     }
-    let (_, total) = parallel.shared().totals();
+    let totals = parallel.shared().totals();
     drop(leader);
     drop(parallel);
-    Some((loaded.reltuples, total))
+    Some(totals)
 }
 
 /// Starts a parallel build of `rel` when the table gets workers: the graph's chunk, and a chunk
-/// of `extra` bytes (when not 0) that `fill_extra` writes; the build and the graph's area, or
-/// `None` when it runs without workers.
+/// of `extra(workers)` bytes (when not 0) that `fill_extra` writes, given the workers
+/// requested; the build and the graph's area, or `None` when it runs without workers.
 ///
 /// # Safety
 ///
@@ -454,8 +589,8 @@ unsafe fn begin(
     rel: Relation,
     heap: pg_sys::Relation,
     index_info: *mut pg_sys::IndexInfo,
-    extra: usize,
-    fill_extra: impl FnOnce(*mut u8),
+    extra: impl FnOnce(i32) -> usize,
+    fill_extra: impl FnOnce(*mut u8, i32),
 ) -> Option<(ParallelBuild, usize)> {
     let index = rel.raw();
     // SAFETY: per the contract.
@@ -463,6 +598,7 @@ unsafe fn begin(
     if workers <= 0 {
         return None;
     }
+    let extra = extra(workers);
     let area = area_bytes();
     let chunk = arena_offset() + area;
     // The segment holds the graph, the table scan's state and the query text besides.
@@ -501,7 +637,7 @@ unsafe fn begin(
             |chunks| {
                 GraphHeader::init_at(chunks[0], area / 8);
                 if let Some(&at) = chunks.get(1) {
-                    fill_extra(at);
+                    fill_extra(at, workers);
                 }
             },
         )?
@@ -526,7 +662,7 @@ pub unsafe fn build(
         return None;
     }
     // SAFETY: per the contract.
-    let (parallel, _) = unsafe { begin(rel, heap, index_info, 0, |_| {})? };
+    let (parallel, _) = unsafe { begin(rel, heap, index_info, |_| 0, |_, _| {})? };
     // SAFETY: the graph's chunk, initialized by begin, mapped until `parallel` is dropped.
     let mut leader = unsafe { Participant::new(rel, support, checked, parallel.chunk(0), true) };
     if parallel.leader_participates {
@@ -578,24 +714,33 @@ pub unsafe extern "C-unwind" fn HnswParallelBuildMain(
         let checked = check_build(rel, &support);
         if let Some(bits) = options::quantization(rel) {
             let chunk = &*segment.chunk(1).cast::<QuantizedChunk>();
-            chunk.wait_ready();
+            chunk.wait_for(FILES);
             let files = SharedFiles::attach(chunk.files_ptr(), segment.segment());
+            let slot = ParallelWorkerNumber as u32 + 1;
+            let mut scanned = scan_rows(
+                rel,
+                &support,
+                &checked,
+                bits,
+                Table { heap, index_info },
+                TempFile::create_shared(&files, &rows_file(slot)),
+                segment.table_scan(heap),
+            );
+            scanned.rows.file_mut().export();
+            chunk.share_scanned(slot, &scanned);
+            let reltuples = scanned.reltuples;
+            drop(scanned);
+            chunk.wait_for(READY);
             let quantizer = chunk.quantizer();
             let (dense, _) = code_kind(&support, bits);
-            let file =
-                TempFile::open_shared(&files, ROWS_FILE, chunk.file_bytes.load(Ordering::Acquire));
-            let rows = Rows::written(
-                file,
-                quantizer.vector_size as usize,
-                chunk.rows.load(Ordering::Acquire),
-            );
+            let rows = Rows::written(chunk.open_rows(&files), quantizer.vector_size as usize);
             let codes = Rc::new(CodeSpace::for_build(&quantizer, dense));
             let coded = support.clone().with_codes(codes.clone());
             let mut worker = Participant::new(rel, &coded, checked, segment.chunk(0), false);
             worker.vectors = Some((quantizer, rows));
             let indtuples = worker.insert_rows(chunk, &codes);
             drop(worker);
-            shared.finish_share(0.0, indtuples);
+            shared.finish_share(reltuples, indtuples);
         } else {
             let mut worker = Participant::new(rel, &support, checked, segment.chunk(0), false);
             let (reltuples, indtuples) =

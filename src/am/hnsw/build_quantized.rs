@@ -2,7 +2,7 @@
 //!
 //! 1. One pass over the table: each indexable value (detoasted, checked, normalized for the
 //!    cosine operator classes) goes to a temporary file with its heap TID, and is added to a
-//!    running sum.
+//!    running sum. In a parallel build each participant reads a share into a file of its own.
 //! 2. The quantizer is fixed: the centroid is the mean, the rotation's seed one draw of the
 //!    session's `random()` (after `setseed()` a build is repeatable), the width the option's.
 //! 3. The rows are read back in order and inserted into the graph in memory as their code
@@ -64,10 +64,15 @@ pub fn vector_size(dense: Dense, dims: u32) -> usize {
     8 + element * dims as usize
 }
 
-/// The rows of pass 1 in a temporary file: heap TID and value, fixed size.
+/// The rows of pass 1: heap TID and value, fixed size, in one temporary file, or in a parallel
+/// build in one file per participant, numbered in the order of the files.
 pub struct Rows {
-    file: TempFile,
+    parts: Vec<RowFile>,
     row: usize,
+}
+
+struct RowFile {
+    file: TempFile,
     count: u64,
 }
 
@@ -75,33 +80,34 @@ impl Rows {
     /// An empty file of rows of `size`-byte values.
     pub fn new(file: TempFile, size: usize) -> Self {
         Rows {
-            file,
+            parts: vec![RowFile { file, count: 0 }],
             row: ROW_HEADER + size,
-            count: 0,
         }
     }
 
-    /// The `count` rows of `size`-byte values another process wrote to `file`.
-    pub fn written(file: TempFile, size: usize, count: u64) -> Self {
+    /// The rows of `size`-byte values other processes wrote: each file with its row count.
+    pub fn written(files: Vec<(TempFile, u64)>, size: usize) -> Self {
         Rows {
-            file,
+            parts: files
+                .into_iter()
+                .map(|(file, count)| RowFile { file, count })
+                .collect(),
             row: ROW_HEADER + size,
-            count,
         }
     }
 
     pub fn count(&self) -> u64 {
-        self.count
+        self.parts.iter().map(|p| p.count).sum()
     }
 
-    /// Bytes of the file.
+    /// Bytes written to the last file.
     pub fn bytes(&self) -> u64 {
-        self.file.len()
+        self.parts.last().map_or(0, |p| p.file.len())
     }
 
-    /// The file, for a parallel build to export.
+    /// The file being written, for a parallel build to export.
     pub fn file_mut(&mut self) -> &mut TempFile {
-        &mut self.file
+        &mut self.parts.last_mut().expect("one file at least").file
     }
 
     fn push(&mut self, value: &[u8], tid: ItemPointer) {
@@ -115,16 +121,27 @@ impl Rows {
         let mut header = [0u8; ROW_HEADER];
         header[..4].copy_from_slice(&tid.block.to_ne_bytes());
         header[4..6].copy_from_slice(&tid.offset.to_ne_bytes());
-        self.file.append(&header);
-        self.file.append(value);
-        self.count += 1;
+        let last = self.parts.last_mut().expect("one file at least");
+        last.file.append(&header);
+        last.file.append(value);
+        last.count += 1;
     }
 
     /// Row `n`'s value into `out` (its heap TID returned).
     pub fn read(&mut self, n: u64, out: &mut [u8]) -> ItemPointer {
         let mut header = [0u8; ROW_HEADER];
-        self.file.read_at(n * self.row as u64, &mut header);
-        self.file.read_next(out);
+        let mut first = 0;
+        let part = self
+            .parts
+            .iter_mut()
+            .find(|p| {
+                first += p.count;
+                n < first
+            })
+            .unwrap_or_else(|| pgrx::error!("hnsw build: row {n} is past the rows of the build"));
+        let n = n - (first - part.count);
+        part.file.read_at(n * self.row as u64, &mut header);
+        part.file.read_next(out);
         ItemPointer::new(
             u32::from_ne_bytes(header[..4].try_into().unwrap()),
             u16::from_ne_bytes(header[4..6].try_into().unwrap()),
@@ -165,25 +182,32 @@ pub struct Table {
     pub index_info: *mut pg_sys::IndexInfo,
 }
 
-/// Pass 1: every indexable value of the table into `file`; then the quantizer, with the mean as
-/// its centroid and the rotation's seed drawn from `levels`.
+/// What one participant's share of pass 1 leaves: its rows, their per-dimension sum (for the
+/// centroid) and the heap tuples it saw.
+pub struct Scanned {
+    pub rows: Rows,
+    pub sum: Vec<f64>,
+    pub reltuples: f64,
+}
+
+/// Pass 1 over the table, or over a parallel scan's share of it (`scan` not null): every
+/// indexable value into `file`, and their sum.
 ///
 /// # Safety
 ///
-/// `table` is the build's.
-pub unsafe fn load_rows(
+/// `table` is the build's; `scan` is null or a parallel scan of its heap.
+pub unsafe fn scan_rows(
     rel: Relation,
     support: &Support,
     checked: &BuildParams,
     bits: u8,
     table: Table,
     file: TempFile,
-    levels: &mut Levels,
-) -> Loaded {
+    scan: pg_sys::TableScanDesc,
+) -> Scanned {
     let Table { heap, index_info } = table;
-    let (dense, metric) = code_kind(support, bits);
-    let size = vector_size(dense, checked.dimensions);
-    let mut rows = Rows::new(file, size);
+    let (dense, _) = code_kind(support, bits);
+    let mut rows = Rows::new(file, vector_size(dense, checked.dimensions));
     let mut sum = vec![0f64; checked.dimensions as usize];
     let reltuples = if heap.is_null() {
         0.0
@@ -197,25 +221,81 @@ pub unsafe fn load_rows(
                 }
             }
         };
-        let mut scan = ScanState::new(support, &mut keep);
+        let mut state = ScanState::new(support, &mut keep);
+        // The leader's scan reports the blocks done, a parallel worker's does not.
+        // SAFETY: a plain int of this process, read by value.
+        let progress = unsafe { pg_sys::ParallelWorkerNumber } < 0;
         // SAFETY: per the contract.
-        unsafe { scan.scan(heap, rel.raw(), index_info, std::ptr::null_mut(), true) }
+        unsafe { state.scan(heap, rel.raw(), index_info, scan, progress) }
     };
-    let n = rows.count.max(1) as f64;
+    Scanned {
+        rows,
+        sum,
+        reltuples,
+    }
+}
+
+/// The quantizer of `count` rows whose values sum to `sum`: the mean as its centroid, the
+/// rotation's seed drawn from `levels`.
+pub fn fix_quantizer(
+    support: &Support,
+    checked: &BuildParams,
+    bits: u8,
+    sum: &[f64],
+    count: u64,
+    levels: &mut Levels,
+) -> QuantizerMeta {
+    let (dense, metric) = code_kind(support, bits);
+    let n = count.max(1) as f64;
     let centroid: Vec<f32> = sum.iter().map(|s| (s / n) as f32).collect();
-    let quantizer = QuantizerMeta {
+    QuantizerMeta {
         bits,
         metric,
         seed: levels.draw_seed(),
         vector_insert_page: NO_VECTOR_PAGE,
-        vector_size: size as u32,
+        vector_size: vector_size(dense, checked.dimensions) as u32,
         centroid: QuantizerMeta::stored_centroid(&centroid),
+    }
+}
+
+/// Pass 1 of a serial build, then the quantizer fixed from its rows.
+///
+/// # Safety
+///
+/// `table` is the build's.
+unsafe fn load_rows(
+    rel: Relation,
+    support: &Support,
+    checked: &BuildParams,
+    bits: u8,
+    table: Table,
+    levels: &mut Levels,
+) -> Loaded {
+    // SAFETY: per the contract; a serial scan.
+    let scanned = unsafe {
+        scan_rows(
+            rel,
+            support,
+            checked,
+            bits,
+            table,
+            TempFile::create(),
+            std::ptr::null_mut(),
+        )
     };
+    let quantizer = fix_quantizer(
+        support,
+        checked,
+        bits,
+        &scanned.sum,
+        scanned.rows.count(),
+        levels,
+    );
     Loaded {
-        rows,
-        reltuples,
+        rows: scanned.rows,
+        reltuples: scanned.reltuples,
         quantizer,
-        dense,
+        dense: code_kind(support, bits).0,
     }
 }
 
@@ -273,7 +353,6 @@ pub unsafe fn build(
             &checked,
             bits,
             Table { heap, index_info },
-            TempFile::create(),
             &mut levels,
         )
     };
