@@ -16,7 +16,8 @@
 #  3. Progress: with parallel_leader_participation off the leader inserts nothing itself, and
 #     pg_stat_progress_create_index must still show the workers' tuples; the same for a
 #     quantized build (quantization = 'rabitq4'), whose workers also read the table then, and
-#     whose index must hold every row (the verifier with heapallindexed).
+#     whose index must hold every row (the verifier with heapallindexed), also when the graph
+#     outgrows maintenance_work_mem (8MB) and is written out in the middle of the build.
 #  4. Failures: an ERROR in a worker (a value only a worker scans, in a build of either
 #     format) and a cancel (statement_timeout) leave no index, no buffer pinned and no shared
 #     memory segment.
@@ -178,6 +179,17 @@ echo "   quantized, leader not taking part: progress showed up to $seen of 40000
 [ "$seen" -gt 0 ] || bad "progress showed no tuple of the quantized build's workers"
 sql ours -c "SELECT hnsw_index_parent_check('big_q_idx', true)" >/dev/null ||
   bad "the quantized build without the leader: verifier"
+sql ours -c "DROP INDEX big_q_idx"
+# Past maintenance_work_mem, the write-out reads the vectors back from the workers' files.
+out=$(PGOPTIONS="-c client_min_messages=notice" sql ours -c "SET max_parallel_maintenance_workers = 2;
+  SET parallel_leader_participation = off; SET maintenance_work_mem = '8MB';
+  CREATE INDEX big_q_idx ON big USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq2')" 2>&1) ||
+  bad "the quantized build past maintenance_work_mem failed: $out"
+grep -q "hnsw graph no longer fits into maintenance_work_mem after [0-9]* tuples" <<< "$out" ||
+  bad "the quantized build past maintenance_work_mem gave no NOTICE: $out"
+sql ours -c "SELECT hnsw_index_parent_check('big_q_idx', true)" >/dev/null ||
+  bad "the quantized build past maintenance_work_mem: verifier"
+echo "   quantized, past maintenance_work_mem: $(grep -o 'after [0-9]* tuples' <<< "$out"), every row indexed"
 sql ours -c "DROP INDEX big_q_idx"
 
 echo "-- 4. an ERROR in a worker, and a cancel"
