@@ -153,28 +153,25 @@ done
 echo "-- 3. progress of every participant"
 sql ours -c "CREATE TABLE big AS SELECT i AS id, array(SELECT random()::real FROM generate_series(1, 128) WHERE i > 0)::vector(128) AS v FROM generate_series(1, 40000) i" >/dev/null
 sql ours -c "ALTER TABLE big SET (parallel_workers = 2)"
-sql ours -c "SET max_parallel_maintenance_workers = 2; SET parallel_leader_participation = off;
-  CREATE INDEX big_idx ON big USING hnsw (v vector_l2_ops)" &
-builder=$!
-seen=0
-while kill -0 $builder 2>/dev/null; do
-  n=$(sql ours -c "SELECT coalesce(max(tuples_done), 0) FROM pg_stat_progress_create_index")
-  [ "$n" -gt "$seen" ] && seen=$n
-  sleep 0.2
-done
-wait $builder
+# build_watching_progress INDEX WITH: INDEX on big by 2 workers, the leader not taking part;
+# sets seen to the most tuples pg_stat_progress_create_index showed; returns the build's status.
+build_watching_progress() {
+  sql ours -c "SET max_parallel_maintenance_workers = 2; SET parallel_leader_participation = off;
+    CREATE INDEX $1 ON big USING hnsw (v vector_l2_ops) $2" &
+  local builder=$!
+  seen=0
+  while kill -0 $builder 2>/dev/null; do
+    n=$(sql ours -c "SELECT coalesce(max(tuples_done), 0) FROM pg_stat_progress_create_index")
+    [ "$n" -gt "$seen" ] && seen=$n
+    sleep 0.2
+  done
+  wait $builder
+}
+build_watching_progress big_idx ""
 echo "   leader not taking part: progress showed up to $seen of 40000 tuples"
 [ "$seen" -gt 0 ] || bad "progress showed no tuple of the workers"
-sql ours -c "SET max_parallel_maintenance_workers = 2; SET parallel_leader_participation = off;
-  CREATE INDEX big_q_idx ON big USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq4')" &
-builder=$!
-seen=0
-while kill -0 $builder 2>/dev/null; do
-  n=$(sql ours -c "SELECT coalesce(max(tuples_done), 0) FROM pg_stat_progress_create_index")
-  [ "$n" -gt "$seen" ] && seen=$n
-  sleep 0.2
-done
-wait $builder || bad "the quantized build without the leader failed"
+build_watching_progress big_q_idx "WITH (quantization = 'rabitq4')" ||
+  bad "the quantized build without the leader failed"
 echo "   quantized, leader not taking part: progress showed up to $seen of 40000 tuples"
 [ "$seen" -gt 0 ] || bad "progress showed no tuple of the quantized build's workers"
 sql ours -c "SELECT hnsw_index_parent_check('big_q_idx', true)" >/dev/null ||

@@ -151,6 +151,15 @@ const ROW_BATCH: u64 = 64;
 const FILES: u32 = 1;
 const READY: u32 = 2;
 
+/// Sleeps a millisecond at a time, checking for interrupts, until `done`.
+fn sleep_until(done: impl Fn() -> bool) {
+    while !done() {
+        pgrx::check_for_interrupts!();
+        // SAFETY: sleeps this process for a millisecond.
+        unsafe { pg_sys::pg_usleep(1000) };
+    }
+}
+
 /// The name of participant `slot`'s file of rows in the build's shared file set.
 fn rows_file(slot: u32) -> std::ffi::CString {
     std::ffi::CString::new(format!("hnsw rows {slot}")).expect("no NUL in the name")
@@ -267,11 +276,7 @@ impl QuantizedChunk {
     /// Waits (checking for interrupts) until `participants` shares are scanned; then the rows'
     /// count and per-dimension sum over every share.
     fn wait_scanned(&self, participants: u32) -> (u64, Vec<f64>) {
-        while self.scanned.load(Ordering::Acquire) < participants {
-            pgrx::check_for_interrupts!();
-            // SAFETY: sleeps this process for a millisecond.
-            unsafe { pg_sys::pg_usleep(1000) };
-        }
+        sleep_until(|| self.scanned.load(Ordering::Acquire) >= participants);
         let mut count = 0;
         let mut sum = vec![0f64; self.dims as usize];
         for k in 0..self.slots {
@@ -321,11 +326,7 @@ impl QuantizedChunk {
 
     /// Waits (checking for interrupts) until the state is at least `state`.
     fn wait_for(&self, state: u32) {
-        while self.state.load(Ordering::Acquire) < state {
-            pgrx::check_for_interrupts!();
-            // SAFETY: sleeps this process for a millisecond.
-            unsafe { pg_sys::pg_usleep(1000) };
-        }
+        sleep_until(|| self.state.load(Ordering::Acquire) >= state);
     }
 
     /// The quantizer the leader published.
