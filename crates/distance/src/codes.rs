@@ -19,7 +19,8 @@
 //! selected once at first use ([`crate::active_kernels`]): AVX-512 VPOPCNTDQ,
 //! else AVX2 (both only within the crate's SIMD table, i.e. on x86-64 CPUs
 //! that also have AVX, FMA and F16C, as every AVX2 CPU in practice does),
-//! else a portable `u64` loop. [`implementations`] lists every
+//! else a portable `u64` loop; [`byte_dot`] uses AVX-512 VNNI where the CPU
+//! has it, else AVX2. [`implementations`] lists every
 //! implementation this CPU supports, for tests and benchmarks.
 //!
 //! # Preconditions
@@ -79,8 +80,8 @@ pub fn level_sums(a: &[f32], t: f32, cap: f32) -> [f32; 2] {
 /// One implementation of the bit-plane kernels.
 #[derive(Clone, Copy, Debug)]
 pub struct CodeKernels {
-    /// Name of the implementation: `"portable"`, `"avx2"` or
-    /// `"avx512vpopcntdq"`.
+    /// Name of the implementation: `"portable"`, `"avx2"`, `"avx512vpopcntdq"` or
+    /// `"avx512vpopcntdq+vnni"`.
     pub name: &'static str,
     /// Same contract as [`bitplane_dot`].
     pub bitplane_dot: BitplaneDotKernel,
@@ -104,6 +105,8 @@ pub fn implementations() -> &'static [CodeKernels] {
         all.extend(crate::x86::code_kernels_avx2());
         #[cfg(target_arch = "x86_64")]
         all.extend(crate::x86::code_kernels_avx512());
+        #[cfg(target_arch = "x86_64")]
+        all.extend(crate::x86::code_kernels_avx512_vnni());
         all
     })
 }

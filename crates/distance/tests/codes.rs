@@ -23,6 +23,11 @@ fn impls() -> &'static [CodeKernels] {
             && std::is_x86_feature_detected!("avx512vpopcntdq")
         {
             assert!(names.contains(&"avx512vpopcntdq"), "{names:?}");
+            if std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512vnni")
+            {
+                assert!(names.contains(&"avx512vpopcntdq+vnni"), "{names:?}");
+            }
         }
     }
     all
