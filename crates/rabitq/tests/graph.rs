@@ -248,15 +248,11 @@ fn recalls(bits: u32, n: usize, dims: usize, ef: usize) -> (f64, f64) {
     (quantized_recall / q, exact_recall / q)
 }
 
-/// Where recall goes, on real embeddings (`RABITQ_DATA`: float32 rows, `RABITQ_DIMS`): the graph
-/// built on codes or on exact distances, walked on codes (then reranked) or exactly.
-/// `cargo test --release -p vector-rabitq --test graph -- --ignored --nocapture where_recall_goes`
-#[test]
-#[ignore]
-fn where_recall_goes() {
-    let Ok(path) = std::env::var("RABITQ_DATA") else {
-        return;
-    };
+/// Real embeddings for the analyses below: float32 rows of `RABITQ_DIMS` (384) dimensions from
+/// the file `RABITQ_DATA`, without duplicates (so that every graph has one element per row), the
+/// first `RABITQ_N` (20,000) and `queries` more. `None` without `RABITQ_DATA`.
+fn real_rows(queries: usize) -> Option<(usize, usize, Vec<Vec<f32>>)> {
+    let path = std::env::var("RABITQ_DATA").ok()?;
     let dims: usize = std::env::var("RABITQ_DIMS").map_or(384, |d| d.parse().unwrap());
     let n: usize = std::env::var("RABITQ_N").map_or(20000, |d| d.parse().unwrap());
     let bytes = std::fs::read(path).unwrap();
@@ -264,14 +260,39 @@ fn where_recall_goes() {
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
         .collect();
-    // Without duplicates, so that every graph has one element per row.
     let mut seen = std::collections::HashSet::new();
-    let rows: Vec<Vec<f32>> = floats
+    let rows = floats
         .chunks_exact(dims)
         .filter(|r| seen.insert(r.iter().map(|x| x.to_bits()).collect::<Vec<_>>()))
-        .take(n + 200)
+        .take(n + queries)
         .map(|r| r.to_vec())
         .collect();
+    Some((dims, n, rows))
+}
+
+/// The exact graph's links over `quantizer`'s codes of `rows`: the exact graph walked on codes.
+fn links_over_codes(exact: &InMemoryGraph, rows: &[Vec<f32>], quantizer: &Quantizer) -> CodeGraph {
+    let mut walked = CodeGraph::new(quantizer.clone(), PARAMS.m);
+    for (i, v) in rows.iter().enumerate() {
+        let mut code = vec![0u8; quantizer.code_bytes()];
+        let f = quantizer.encode(v, &mut code);
+        walked.codes.push((code, f));
+        walked.levels.push(exact.level(i as u32));
+        walked.layers.push(exact.layers(i as u32).to_vec());
+    }
+    walked.entry = exact.entry();
+    walked
+}
+
+/// Where recall goes, on real embeddings (`RABITQ_DATA`: float32 rows, `RABITQ_DIMS`): the graph
+/// built on codes or on exact distances, walked on codes (then reranked) or exactly.
+/// `cargo test --release -p vector-rabitq --test graph -- --ignored --nocapture where_recall_goes`
+#[test]
+#[ignore]
+fn where_recall_goes() {
+    let Some((dims, n, rows)) = real_rows(200) else {
+        return;
+    };
     let (rows, queries) = rows.split_at(n);
     let owned = rows.to_vec();
     let mut levels = SplitMix64::new(6);
@@ -294,15 +315,7 @@ fn where_recall_goes() {
             );
         }
         // The exact graph's links walked on codes: a code graph with its lists.
-        let mut walked = CodeGraph::new(quantizer.clone(), PARAMS.m);
-        for (i, v) in rows.iter().enumerate() {
-            let mut code = vec![0u8; quantizer.code_bytes()];
-            let f = quantizer.encode(v, &mut code);
-            walked.codes.push((code, f));
-            walked.levels.push(exact.level(i as u32));
-            walked.layers.push(exact.layers(i as u32).to_vec());
-        }
-        walked.entry = exact.entry();
+        let mut walked = links_over_codes(&exact, rows, &quantizer);
         // The code graph's links walked exactly.
         let nodes = coded
             .levels
@@ -373,42 +386,16 @@ fn code_graphs_with_a_rerank_find_what_exact_graphs_find() {
 #[test]
 #[ignore]
 fn dropped_candidates() {
-    let Ok(path) = std::env::var("RABITQ_DATA") else {
+    let Some((dims, n, rows)) = real_rows(300) else {
         return;
     };
-    let var =
-        |name: &str, default: usize| std::env::var(name).map_or(default, |d| d.parse().unwrap());
-    let (dims, n, bits) = (
-        var("RABITQ_DIMS", 384),
-        var("RABITQ_N", 20000),
-        var("RABITQ_BITS", 2),
-    );
-    let bytes = std::fs::read(path).unwrap();
-    let floats: Vec<f32> = bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-        .collect();
-    let mut seen = std::collections::HashSet::new();
-    let rows: Vec<Vec<f32>> = floats
-        .chunks_exact(dims)
-        .filter(|r| seen.insert(r.iter().map(|x| x.to_bits()).collect::<Vec<_>>()))
-        .take(n + 300)
-        .map(|r| r.to_vec())
-        .collect();
+    let bits: u32 = std::env::var("RABITQ_BITS").map_or(2, |d| d.parse().unwrap());
     let (rows, queries) = rows.split_at(n);
     let owned = rows.to_vec();
     let mut levels = SplitMix64::new(6);
     let mut exact = InMemoryGraph::build(&owned, &PARAMS, l2_squared, &mut || levels.next_f64()).0;
-    let quantizer = Quantizer::new(dims, bits as u32, Metric::L2Squared, mean(rows), 5);
-    let mut walked = CodeGraph::new(quantizer.clone(), PARAMS.m);
-    for (i, v) in rows.iter().enumerate() {
-        let mut code = vec![0u8; quantizer.code_bytes()];
-        let f = quantizer.encode(v, &mut code);
-        walked.codes.push((code, f));
-        walked.levels.push(exact.level(i as u32));
-        walked.layers.push(exact.layers(i as u32).to_vec());
-    }
-    walked.entry = exact.entry();
+    let quantizer = Quantizer::new(dims, bits, Metric::L2Squared, mean(rows), 5);
+    let mut walked = links_over_codes(&exact, rows, &quantizer);
     let top10 = |mut found: Vec<(f64, u32)>| -> Vec<u32> {
         found.sort_by(|a, b| a.0.total_cmp(&b.0));
         found.iter().take(10).map(|x| x.1).collect()
