@@ -24,11 +24,15 @@ setup:
 PG_CONFIG ?= $(PG18)/bin/pg_config
 PG_MAJOR = $(shell $(PG_CONFIG) --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 
+# The library, `vector` (pgvector's catalog and its update scripts) and the companion extension
+# `vector_rs` (this library's additions), whose files cargo-pgrx does not install; the scripts of
+# our earlier catalog versions are removed.
 install:
 	cargo pgrx install --release --pg-config $(PG_CONFIG) --no-default-features --features pg$(PG_MAJOR)
+	scripts/install-companion.sh "$$($(PG_CONFIG) --sharedir)"
 
 install-pg15:
-	cargo pgrx install --release --pg-config $(PG15)/bin/pg_config --no-default-features --features pg15
+	$(MAKE) install PG_CONFIG=$(PG15)/bin/pg_config
 
 # make package: the Debian package postgresql-15-vector-rs for Debian's PostgreSQL 15, and
 # tarballs (with an install.sh) for it and for the project-local PostgreSQL 18.6;

@@ -8,7 +8,8 @@
 #     postgresql-MAJOR-pgvector, so that it installs over it.
 #   scripts/package.sh PG_CONFIG...
 # Writes to ${CARGO_TARGET_DIR:-target}/package/ and prints the paths of the files it built.
-# VERSION is the extension's (vector.control) and this crate's (Cargo.toml): 0.8.6.4+rs0.1.0.
+# VERSION is the extension's (vector.control) and this crate's (Cargo.toml): 0.8.6+rs0.2.0; the
+# Debian package's has the epoch 1, since releases before 0.2.0 were 0.8.6.4+rs0.1.0 and older.
 # Env: DEBFULLNAME, DEBEMAIL (the Debian package's Maintainer).
 set -euo pipefail
 umask 022
@@ -35,7 +36,10 @@ fi
 # The extension version leads, as it is what pgvector users compare; a semver pre-release
 # (0.2.0-rc.1) sorts before its release in Debian only with '~'.
 version=$extversion+rs${crateversion//-/\~}
-# The pgvector release this one stands in for: the first three parts of 0.8.6.4.
+# Epoch 1: the releases that put our additions into `vector` itself (0.8.6.1 to 0.8.6.4) sort
+# after 0.8.6+rs... without it, and dpkg and apt would take this one for a downgrade.
+debversion=1:$version
+# The pgvector release this one stands in for: the first three parts of the version.
 pgvector_version=$(cut -d. -f1-3 <<<"$extversion")
 maintainer="${DEBFULLNAME:-vector developers} <${DEBEMAIL:-maintainers@users.noreply.a-seed-5a5aaf01.example}>"
 # Timestamps of the files in the packages: the commit's, so that rebuilds differ only if the
@@ -89,7 +93,7 @@ build() {
   # As Debian's dh_strip does for shared libraries: the symbols Postgres looks up stay.
   strip --strip-unneeded --remove-section=.comment --remove-section=.note "$files/lib/vector.so"
   install -m 0644 "$tree$sharedir/extension/vector.control" "$tree$sharedir/extension"/vector--*.sql \
-    "$files/extension/"
+    sql/companion/vector_rs.control sql/companion/vector_rs--*.sql "$files/extension/"
   [ -s "$files/extension/vector--$extversion.sql" ] || { echo "no vector--$extversion.sql" >&2; return 1; }
 }
 
@@ -118,14 +122,16 @@ install_script() {
   cat <<EOF
 #!/bin/sh
 # Installs vector $version for PostgreSQL $major (Linux, glibc $glibc or later): vector.so into
-# \$(pg_config --pkglibdir), vector.control and the SQL scripts into
-# \$(pg_config --sharedir)/extension.
+# \$(pg_config --pkglibdir), the control files and SQL scripts of vector and vector_rs into
+# \$(pg_config --sharedir)/extension. Stop the server first.
 #   [PG_CONFIG=/path/to/pg_config] [DESTDIR=/staging/root] ./install.sh [--uninstall]
-# --uninstall removes the files it installs. Then, in each database,
-# CREATE EXTENSION vector (or ALTER EXTENSION vector UPDATE over pgvector 0.8.6).
+# --uninstall removes the files it installs. Then, in each database, CREATE EXTENSION vector
+# (nothing to run over pgvector 0.8.6), and CREATE EXTENSION vector_rs for our additions.
 set -eu
 major=$major
 glibc=$glibc
+# Scripts of our earlier releases that would let a database update off pgvector's versions.
+retired="$(grep -v '^#' sql/retired-files | tr '\n' ' ')"
 EOF
   cat <<'EOF'
 here=$(cd "$(dirname "$0")" && pwd)
@@ -156,6 +162,7 @@ case "${1:-}" in
   # backends may have mapped.
   install -m 0755 "$here/lib/vector.so" "$libdir/vector.so"
   install -m 0644 "$here"/extension/* "$extdir/"
+  for f in $retired; do rm -f "$extdir/$f"; done
   echo "installed vector into $libdir and $extdir"
   ;;
 *) echo "usage: [PG_CONFIG=...] [DESTDIR=...] $0 [--uninstall]" >&2; exit 2 ;;
@@ -180,7 +187,7 @@ deb() {
   cp -a "$files/extension/." "$dir/usr/share/postgresql/$major/extension/"
   install -m 0644 LICENSE "$dir/usr/share/doc/$pkg/copyright"
   printf '%s (%s) unstable; urgency=medium\n\n  * Built by scripts/package.sh from commit %s.\n\n -- %s  %s\n' \
-    "$pkg" "$version" "$commit" "$maintainer" "$(date -R -u -d "@$epoch")" |
+    "$pkg" "$debversion" "$commit" "$maintainer" "$(date -R -u -d "@$epoch")" |
     gzip -9n >"$dir/usr/share/doc/$pkg/changelog.gz"
   chmod 0644 "$dir/usr/share/doc/$pkg/changelog.gz"
 
@@ -195,7 +202,7 @@ deb() {
   cat >"$dir/DEBIAN/control" <<EOF
 Package: $pkg
 Source: vector
-Version: $version
+Version: $debversion
 Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $size
@@ -212,8 +219,9 @@ Description: pgvector-compatible vector similarity search for PostgreSQL $major
  reads of each step, for indexes that do not fit in memory.
  .
  It takes the place of postgresql-$major-pgvector: existing databases and
- indexes keep working, and ALTER EXTENSION vector UPDATE brings a database
- from pgvector $pgvector_version to $extversion.
+ indexes keep working on pgvector's catalog, and CREATE EXTENSION vector_rs
+ adds this library's scan counters and index verifiers. Stop the server
+ before installing or removing it.
 EOF
   (cd "$dir" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$dir/DEBIAN/md5sums"
   chmod 0644 "$dir/DEBIAN/control" "$dir/DEBIAN/md5sums"

@@ -427,7 +427,15 @@ mod tests {
         let mut ids = ids.unwrap().unwrap();
         ids.sort();
         assert_eq!(ids, [4, 5, 6]);
-        // The rejected inserts left nothing behind: both indexes check clean.
+        // The rejected inserts left nothing behind: both indexes check clean. The verifiers
+        // belong to the companion extension vector_rs, declared here as its script does.
+        Spi::run(
+            "CREATE FUNCTION hnsw_index_parent_check(regclass, boolean) RETURNS void
+                 AS '$libdir/vector' LANGUAGE C STRICT;
+             CREATE FUNCTION ivfflat_index_parent_check(regclass, boolean) RETURNS void
+                 AS '$libdir/vector' LANGUAGE C STRICT;",
+        )
+        .unwrap();
         Spi::run("SELECT hnsw_index_parent_check('md_hnsw', true), ivfflat_index_parent_check('md_ivf', true)")
             .unwrap();
     }

@@ -13,7 +13,9 @@ pub mod types;
 
 ::pgrx::pg_module_magic!();
 
-// The install script: hand-written fragments, in dependency order.
+// The install script of `vector`: hand-written fragments, in dependency order, giving exactly
+// pgvector 0.8.6's catalog. What this library adds lives in the companion extension
+// `vector_rs` (sql/companion/), so that pgvector's own update scripts apply to our clusters.
 ::pgrx::extension_sql_file!("../sql/install/vector.sql", name = "vector_type", bootstrap);
 ::pgrx::extension_sql_file!(
     "../sql/install/halfvec.sql",
@@ -39,11 +41,6 @@ pub mod types;
     "../sql/install/ivfflat.sql",
     name = "ivfflat_access_method",
     requires = ["hnsw_access_method"]
-);
-::pgrx::extension_sql_file!(
-    "../sql/install/check.sql",
-    name = "index_checks",
-    requires = ["ivfflat_access_method"]
 );
 
 /// Runs when the library is loaded: keeps error reports free of Rust backtraces, and

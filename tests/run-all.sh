@@ -38,7 +38,7 @@ run_suite() {
     cargo pgrx test pg18 --runas postgres --pgdata "$work/pgrx/data"
     ;;
   regress-pg18)
-    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+    make -s install PG_CONFIG="$PG18/bin/pg_config" >/dev/null &&
       regress_on "$PG18" regress18 55318
     ;;
   regress-pg15)
@@ -48,27 +48,27 @@ run_suite() {
     ;;
   package) tests/package/install_pg15.sh "$work/package" ;;
   compat)
-    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+    make -s install PG_CONFIG="$PG18/bin/pg_config" >/dev/null &&
       tests/compat/run.sh "$work/compat"
     ;;
   hnsw)
-    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+    make -s install PG_CONFIG="$PG18/bin/pg_config" >/dev/null &&
       tests/hnsw/pgvector_index_on_ours.sh "$work/hnsw-read" &&
       tests/hnsw/write_path_all.sh "$work/hnsw-write" &&
       tests/out_of_memory.sh "$work/out-of-memory" &&
       tests/toast_hints.sh "$work/toast-hints"
     ;;
   ivfflat)
-    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+    make -s install PG_CONFIG="$PG18/bin/pg_config" >/dev/null &&
       tests/ivfflat/all.sh "$work/ivfflat"
     ;;
   scale)
-    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+    make -s install PG_CONFIG="$PG18/bin/pg_config" >/dev/null &&
       tests/scale/sharding.sh "$work/scale-sharding" &&
       tests/scale/replica_reads.sh "$work/scale-replica"
     ;;
   clients)
-    cargo pgrx install --release --pg-config "$PG18/bin/pg_config" >/dev/null &&
+    make -s install PG_CONFIG="$PG18/bin/pg_config" >/dev/null &&
       tests/clients/run.sh "$work/clients"
     ;;
   lint) cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings &&

@@ -1,6 +1,7 @@
 -- Overlapped reads (hnsw.io_method, hnsw.prefetch_lookahead) change nothing but time: the same
 -- ids in the same order, the same blocks asked for. Not in pgvector: expected output is ours.
 SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS vector_rs;
 CREATE EXTENSION IF NOT EXISTS pg_buffercache;
 RESET client_min_messages;
 

@@ -2,6 +2,9 @@
 -- servers have no extension EXPLAIN options and use hnsw_last_scan_stats()). Not in pgvector:
 -- expected output is ours. Graph levels are random, so the counts are masked and checked by
 -- their relations.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS vector_rs;
+RESET client_min_messages;
 LOAD 'vector';
 CREATE TABLE ex_items (id int, v vector(16));
 INSERT INTO ex_items SELECT i, (SELECT array_agg(random() - 0.5) FROM generate_series(1, 16) WHERE i > 0)

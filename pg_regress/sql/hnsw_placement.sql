@@ -2,6 +2,9 @@
 -- neighbors together (the default) or pgvector's order. It moves pages, not results. A serial
 -- build after setseed() draws the same levels, so both builds below make the same graph.
 -- Not in pgvector: expected output is ours.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS vector_rs;
+RESET client_min_messages;
 
 -- settings and their errors (once the library is loaded; before, any value is a placeholder)
 LOAD 'vector';

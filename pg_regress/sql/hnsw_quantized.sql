@@ -4,6 +4,9 @@
 -- tables are no larger than hnsw.ef_search (every element is a candidate and every candidate
 -- is reranked), or they are compared with a sequential scan; builds after setseed() are
 -- repeatable (levels and the rotation come from random()).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS vector_rs;
+RESET client_min_messages;
 CREATE EXTENSION pageinspect;
 SET enable_seqscan = off;
 

@@ -2,6 +2,9 @@
 -- local (the default) re-selects among the element's other neighbors and the deleted
 -- neighbors' neighbors; search (pgvector's) runs a new neighbor search for each. Not in
 -- pgvector: expected output is ours.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS vector_rs;
+RESET client_min_messages;
 
 -- settings and their errors (once the library is loaded; before, any value is a placeholder)
 LOAD 'vector';

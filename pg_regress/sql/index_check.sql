@@ -2,6 +2,7 @@
 -- (this library's verifiers; pgvector has none).
 -- The NOTICE of unreachable elements depends on the random levels of the build: not shown.
 SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS vector_rs;
 CREATE TABLE t (id int, v vector(3), h halfvec(3), b bit(5), s sparsevec(5));
 INSERT INTO t SELECT i,
     ARRAY[i % 7, (i * 3) % 11, (i * 5) % 13]::vector,

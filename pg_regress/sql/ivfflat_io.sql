@@ -2,6 +2,7 @@
 -- order, the same pages read. EXPLAIN (ANALYZE, IVFFLAT) (PostgreSQL 18) and
 -- ivfflat_last_scan_stats() say what a scan read. Not in pgvector: expected output is ours.
 SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS vector_rs;
 CREATE EXTENSION IF NOT EXISTS pg_buffercache;
 RESET client_min_messages;
 

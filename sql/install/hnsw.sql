@@ -94,11 +94,3 @@ CREATE OPERATOR CLASS sparsevec_l1_ops FOR TYPE sparsevec USING hnsw AS
     OPERATOR 1 <+> (sparsevec, sparsevec) FOR ORDER BY float_ops,
     FUNCTION 1 l1_distance(sparsevec, sparsevec),
     FUNCTION 3 hnsw_sparsevec_support(internal);
-
--- Not in pgvector: what the last hnsw index scan of this session did (see README, "I/O"); the
--- rerank columns are NULL but for a quantized index.
-CREATE FUNCTION hnsw_last_scan_stats(OUT hops bigint, OUT visited bigint, OUT blocks bigint,
-    OUT hits bigint, OUT reads bigint, OUT prefetched bigint, OUT unused_prefetches bigint,
-    OUT mean_in_flight double precision, OUT heap_prefetches bigint, OUT reranked bigint,
-    OUT rerank_blocks bigint, OUT rerank_reads bigint)
-    RETURNS record AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL RESTRICTED;

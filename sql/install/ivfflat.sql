@@ -59,9 +59,3 @@ CREATE OPERATOR CLASS bit_hamming_ops FOR TYPE bit USING ivfflat AS
     FUNCTION 1 hamming_distance(bit, bit),
     FUNCTION 3 hamming_distance(bit, bit),
     FUNCTION 5 ivfflat_bit_support(internal);
-
--- Added by this library: what the last ivfflat index scan of this session did.
-CREATE FUNCTION ivfflat_last_scan_stats(OUT lists bigint, OUT pages bigint, OUT hits bigint,
-    OUT reads bigint, OUT prefetched bigint, OUT unused_prefetches bigint,
-    OUT mean_in_flight double precision, OUT heap_prefetches bigint)
-    RETURNS record AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL RESTRICTED;

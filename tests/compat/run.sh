@@ -3,14 +3,16 @@
 #  1. A cluster is created and filled by the pristine pgvector 0.8.6 wheel; every operator and
 #     function is recorded (queries.sql), and each table is exported with binary COPY.
 #  2. The same data directory is started on our library: the results must be identical.
-#  3. ALTER EXTENSION vector UPDATE, then the results must still be identical.
+#  3. ALTER EXTENSION vector UPDATE (nothing to do: ours is pgvector's catalog at 0.8.6) and
+#     CREATE EXTENSION vector_rs, then the results must still be identical.
 #  4. Binary COPY both ways: pgvector's export loads into ours, ours loads into pgvector,
 #     and the tables read back the same on both sides.
 #  5. The pgvector-built indexes (ivfflat on every operator class, hnsw) take inserts, deletes,
 #     VACUUM and REINDEX on our library; exact scans (probes = lists) then match a sequential
 #     scan, and DROP INDEX works.
-#  6. The catalog of a database whose extension pgvector created and ours updated equals that
-#     of a fresh CREATE EXTENSION on ours (pg_dump --schema-only).
+#  6. The catalog of a database whose extension pgvector created equals that of a fresh CREATE
+#     EXTENSION on ours (pg_dump --schema-only), and so does every database that an earlier
+#     release of ours brought to 0.8.6.1 to 0.8.6.4, once ALTER EXTENSION vector UPDATE ran.
 # Usage: tests/compat/run.sh WORKDIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -69,9 +71,10 @@ for t in "${tables[@]}"; do
 done
 echo "   identical"
 
-echo "-- ALTER EXTENSION vector UPDATE"
-sql "$OURS" -c "ALTER EXTENSION vector UPDATE"
-sql "$OURS" -At -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+echo "-- ALTER EXTENSION vector UPDATE, CREATE EXTENSION vector_rs"
+sql "$OURS" -c "ALTER EXTENSION vector UPDATE" -c "CREATE EXTENSION vector_rs"
+[ "$(sql "$OURS" -At -c "SELECT string_agg(extname || ' ' || extversion, ', ' ORDER BY extname) FROM pg_extension WHERE extname LIKE 'vector%'")" = "vector 0.8.6, vector_rs 1.0" ] ||
+  { echo "FAIL: extension versions after the update"; exit 1; }
 sql "$OURS" -f "$here/queries.sql" > "$work/ours-updated.out"
 diff -u "$work/pgvector.out" "$work/ours-updated.out" > "$work/updated.diff" || {
   echo "FAIL: results differ after ALTER EXTENSION UPDATE:"; head -40 "$work/updated.diff"; exit 1; }
@@ -100,7 +103,7 @@ done
 sql "$OURS" -q -c "DROP INDEX vec_ivf_ip" -c "DROP INDEX hvec_ivf_l2" -c "DROP INDEX bits_ivf"
 echo "   DROP INDEX works"
 
-echo "-- the extension's catalog: upgraded from pgvector 0.8.6 = fresh install"
+echo "-- the extension's catalog: pgvector's 0.8.6 = ours, fresh or brought from our earlier versions"
 # Binary-upgrade mode dumps the extension's member objects one by one; the object ids it
 # preserves and the dump's session settings are left out.
 dump_schema() {
@@ -108,34 +111,56 @@ dump_schema() {
     --no-owner "$1" | grep -v -E '^(--|SET |SELECT pg_catalog.set_config|\\(un)?restrict )' \
     | grep -v binary_upgrade | sed '/^$/d'
 }
+# The update scripts of our releases 0.8.6.1 to 0.8.6.4 (tests/compat/old_versions/) are put
+# beside ours for this part only, so that databases can be brought to those versions as they were.
+ours_ext=$("$OURS/bin/pg_config" --sharedir)/extension
+old_scripts=()
+remove_old_scripts() { for f in "${old_scripts[@]}"; do rm -f "$ours_ext/$f"; done; }
+trap 'remove_old_scripts; server stop "$PGVECTOR" 2>/dev/null; server stop "$OURS" 2>/dev/null' EXIT
 server stop "$OURS"
 server start "$PGVECTOR"
-sql "$PGVECTOR" -q -c "CREATE DATABASE compat_upgraded"
-sql "$PGVECTOR" -d compat_upgraded -q -c "CREATE EXTENSION vector"
+for db in compat_pgvector compat_0861 compat_0862 compat_0863 compat_0864; do
+  sql "$PGVECTOR" -q -c "CREATE DATABASE $db"
+  sql "$PGVECTOR" -d $db -q -c "CREATE EXTENSION vector"
+done
 server stop "$PGVECTOR"
 server start "$OURS"
+sql "$OURS" -q -c "CREATE DATABASE compat_fresh"
+sql "$OURS" -d compat_fresh -q -c "CREATE EXTENSION vector"
+diff <(dump_schema compat_fresh) <(dump_schema compat_pgvector) > "$work/catalog.diff" || {
+  echo "FAIL: the catalogs differ (< ours, > pgvector's):"; head -40 "$work/catalog.diff"; exit 1; }
+echo "   ours = pgvector's ($(dump_schema compat_fresh | grep -c '^CREATE') CREATE statements)"
+for f in "$here"/old_versions/vector--*.sql; do
+  [ ! -e "$ours_ext/$(basename "$f")" ] || { echo "FAIL: $(basename "$f") is installed"; exit 1; }
+  install -m 644 "$f" "$ours_ext/"
+  old_scripts+=("$(basename "$f")")
+done
 # Before its last update the extension's hnsw_last_scan_stats() has 9 columns, and the library
 # fills those (a scan first, so that they are not all NULL).
-sql "$OURS" -d compat_upgraded -q -c "ALTER EXTENSION vector UPDATE TO '0.8.6.3'"
-old=$(sql "$OURS" -d compat_upgraded -At -c "CREATE TABLE t (v vector(2)); INSERT INTO t VALUES ('[1,1]'), ('[2,2]');
+for n in 1 2 3 4; do
+  sql "$OURS" -d compat_086$n -q -c "ALTER EXTENSION vector UPDATE TO '0.8.6.$n'"
+done
+old=$(sql "$OURS" -d compat_0863 -At -c "CREATE TABLE t (v vector(2)); INSERT INTO t VALUES ('[1,1]'), ('[2,2]');
   CREATE INDEX ON t USING hnsw (v vector_l2_ops); SET enable_seqscan = off;
   SELECT count(*) FROM (SELECT v FROM t ORDER BY v <-> '[1,1]' LIMIT 1) s;
   SELECT s.hops > 0, (SELECT count(*) FROM jsonb_object_keys(to_jsonb(s))) FROM hnsw_last_scan_stats() s;
   DROP TABLE t;")
 [ "$(echo "$old" | tail -1)" = "t|9" ] || { echo "FAIL: 0.8.6.3's hnsw_last_scan_stats() gave: $old"; exit 1; }
 echo "   0.8.6.3's hnsw_last_scan_stats() still answers its 9 columns"
-sql "$OURS" -d compat_upgraded -q -c "ALTER EXTENSION vector UPDATE"
-sql "$OURS" -q -c "CREATE DATABASE compat_fresh"
-sql "$OURS" -d compat_fresh -q -c "CREATE EXTENSION vector"
-diff <(dump_schema compat_fresh) <(dump_schema compat_upgraded) > "$work/catalog.diff" || {
-  echo "FAIL: the catalogs differ (< fresh, > upgraded):"; head -40 "$work/catalog.diff"; exit 1; }
-echo "   identical ($(dump_schema compat_fresh | grep -c '^CREATE') CREATE statements)"
-# A cluster created by this library before 0.8.6.2 has no ivfflat objects (nor the verifiers of
-# 0.8.6.3): made here from a fresh install by removing them and marking the extension 0.8.6.1;
-# the update adds them back.
+# vector_rs refuses to be created beside the functions it would collide with, and says what to run.
+if sql "$OURS" -d compat_0864 -c "CREATE EXTENSION vector_rs" 2> "$work/vector_rs-0864.err"; then
+  echo "FAIL: CREATE EXTENSION vector_rs on vector 0.8.6.4 succeeded"; exit 1
+fi
+grep -q 'extension "vector" is at version 0.8.6.4, which still holds' "$work/vector_rs-0864.err" &&
+  grep -q 'HINT:  Run ALTER EXTENSION vector UPDATE first' "$work/vector_rs-0864.err" ||
+  { echo "FAIL: CREATE EXTENSION vector_rs on 0.8.6.4 said:"; cat "$work/vector_rs-0864.err"; exit 1; }
+echo "   CREATE EXTENSION vector_rs on 0.8.6.4 asks for ALTER EXTENSION vector UPDATE"
+# A cluster created by this library at 0.8.6.1 had no ivfflat objects: made here from a fresh
+# install by removing them, as that release's install script left them out.
 sql "$OURS" -q -c "CREATE DATABASE compat_ours_0861"
 sql "$OURS" -d compat_ours_0861 -q <<'SQL'
 CREATE EXTENSION vector;
+ALTER EXTENSION vector UPDATE TO '0.8.6.1';
 DO $$
 DECLARE o record;
 BEGIN
@@ -151,22 +176,20 @@ ALTER EXTENSION vector DROP FUNCTION ivfflathandler(internal);
 ALTER EXTENSION vector DROP FUNCTION ivfflat_halfvec_support(internal);
 ALTER EXTENSION vector DROP FUNCTION ivfflat_bit_support(internal);
 DROP FUNCTION ivfflathandler(internal), ivfflat_halfvec_support(internal), ivfflat_bit_support(internal);
-ALTER EXTENSION vector DROP FUNCTION ivfflat_last_scan_stats();
-DROP FUNCTION ivfflat_last_scan_stats();
--- added in 0.8.6.3
-ALTER EXTENSION vector DROP FUNCTION hnsw_index_check(regclass, boolean);
-ALTER EXTENSION vector DROP FUNCTION hnsw_index_parent_check(regclass, boolean);
-ALTER EXTENSION vector DROP FUNCTION ivfflat_index_check(regclass, boolean);
-ALTER EXTENSION vector DROP FUNCTION ivfflat_index_parent_check(regclass, boolean);
-DROP FUNCTION hnsw_index_check(regclass, boolean), hnsw_index_parent_check(regclass, boolean),
-  ivfflat_index_check(regclass, boolean), ivfflat_index_parent_check(regclass, boolean);
-UPDATE pg_extension SET extversion = '0.8.6.1' WHERE extname = 'vector';
 SQL
-sql "$OURS" -d compat_ours_0861 -q -c "ALTER EXTENSION vector UPDATE"
-diff <(dump_schema compat_fresh) <(dump_schema compat_ours_0861) > "$work/catalog-0861.diff" || {
-  echo "FAIL: 0.8.6.1 without ivfflat, updated, differs from a fresh install:"
-  head -40 "$work/catalog-0861.diff"; exit 1; }
-echo "   identical for an earlier install of ours without ivfflat, updated"
+remove_old_scripts
+# The update each database takes, as README's "Replacing pgvector" says.
+for db in compat_0861 compat_0862 compat_0863 compat_0864 compat_ours_0861; do
+  from=$(sql "$OURS" -d $db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+  sql "$OURS" -d $db -q -c "ALTER EXTENSION vector UPDATE"
+  diff <(dump_schema compat_fresh) <(dump_schema $db) > "$work/catalog-$db.diff" || {
+    echo "FAIL: $db, updated from $from, differs from pgvector's catalog (< pgvector's, > updated):"
+    head -40 "$work/catalog-$db.diff"; exit 1; }
+  sql "$OURS" -d $db -q -c "CREATE EXTENSION vector_rs" \
+    -c "CREATE TABLE t (v vector(2)); INSERT INTO t VALUES ('[1,1]'), ('[2,2]'); CREATE INDEX t_idx ON t USING hnsw (v vector_l2_ops)" \
+    -c "SELECT hnsw_index_parent_check('t_idx', true)" >/dev/null
+  echo "   $db: $from -> $(sql "$OURS" -d $db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'"), pgvector's catalog; vector_rs created"
+done
 server stop "$OURS"
 
 echo "-- binary COPY: our export into pgvector 0.8.6"
