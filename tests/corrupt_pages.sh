@@ -56,7 +56,7 @@ case $am in
   ivfflat)
     rm -rf "$work/cluster"
     INITDB_OPTS="--no-data-checksums --wal-segsize=1" start ours
-    sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.5)" -c "
+    sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT setseed(0.5)" -c "
       CREATE TABLE t (id int, v vector(8));
       INSERT INTO t SELECT i, array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0)
         FROM generate_series(1, 2000) i;

@@ -5,6 +5,7 @@ SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS vector CASCADE;
 RESET client_min_messages;
 CREATE EXTENSION vector;
+CREATE EXTENSION vector_rs;
 SELECT extname, extversion FROM pg_extension WHERE extname = 'vector';
 
 \echo '== a table of 3-dimensional embeddings'

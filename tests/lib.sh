@@ -150,7 +150,7 @@ check_pages() {
 hnsw_damage_fixture() {
   rm -rf "$work/cluster"
   INITDB_OPTS="--no-data-checksums --wal-segsize=1" start ours
-  sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed($2)" -c "
+  sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT setseed($2)" -c "
     CREATE TABLE t (id int, v vector(8));
     INSERT INTO t SELECT i, array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0)
       FROM generate_series(1, $1) i;

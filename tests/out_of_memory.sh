@@ -28,7 +28,7 @@ as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$
 as_postgres bash -c "ulimit -v $limit_kb; '$OURS/bin/pg_ctl' -D '$data' -w -l '$data.log' \
   -o \"-p $PORT_OURS -k $work/cluster -c listen_addresses=''\" start" >/dev/null
 running=ours
-sql ours -c "CREATE EXTENSION vector" -c "
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "
   CREATE TABLE t AS SELECT i AS id, array_fill(i::real, ARRAY[1000])::vector(1000) AS v
     FROM generate_series(1, 60000) i" >/dev/null
 

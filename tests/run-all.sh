@@ -49,7 +49,8 @@ run_suite() {
   package) tests/package/install_pg15.sh "$work/package" ;;
   compat)
     make -s install PG_CONFIG="$PG18/bin/pg_config" >/dev/null &&
-      tests/compat/run.sh "$work/compat"
+      tests/compat/run.sh "$work/compat" &&
+      tests/compat/going_back.sh "$work/going-back"
     ;;
   hnsw)
     make -s install PG_CONFIG="$PG18/bin/pg_config" >/dev/null &&

@@ -216,7 +216,8 @@ soak() {
   rm -rf "$work/cluster" "$dir"
   mkdir -p "$dir"
   start "$lib"
-  sql "$lib" -c "CREATE EXTENSION vector" -c "CREATE EXTENSION pg_buffercache" -c "SELECT setseed(0.41)" -c "
+  [ "$lib" = pgvector ] || sql "$lib" -c "CREATE EXTENSION vector_rs CASCADE"
+  sql "$lib" -c "CREATE EXTENSION IF NOT EXISTS vector" -c "CREATE EXTENSION pg_buffercache" -c "SELECT setseed(0.41)" -c "
     CREATE TABLE t (id bigint PRIMARY KEY, cat int, v vector(16));
     INSERT INTO t SELECT i, (random() * 9)::int,
       array(SELECT (random() * 2 - 1)::real FROM generate_series(1, 16) WHERE i > 0)

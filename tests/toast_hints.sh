@@ -30,6 +30,7 @@ stop ours
 start ours
 sql ours <<'SQL'
 CREATE EXTENSION vector;
+CREATE EXTENSION vector_rs;
 CREATE EXTENSION pg_buffercache;
 CREATE EXTENSION pg_prewarm;
 SELECT setseed(0.5);

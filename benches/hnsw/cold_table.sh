@@ -23,6 +23,7 @@ if [ ! -d "$data" ]; then
   start ours
   sql ours <<SQL
 CREATE EXTENSION vector;
+CREATE EXTENSION vector_rs;
 CREATE EXTENSION pg_buffercache;
 CREATE EXTENSION pg_prewarm;
 SELECT setseed(0.27);

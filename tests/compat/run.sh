@@ -178,16 +178,18 @@ ALTER EXTENSION vector DROP FUNCTION ivfflat_bit_support(internal);
 DROP FUNCTION ivfflathandler(internal), ivfflat_halfvec_support(internal), ivfflat_bit_support(internal);
 SQL
 remove_old_scripts
-# The update each database takes, as README's "Replacing pgvector" says.
+# The update each database takes: the README's block, as written.
 for db in compat_0861 compat_0862 compat_0863 compat_0864 compat_ours_0861; do
   from=$(sql "$OURS" -d $db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-  sql "$OURS" -d $db -q -c "ALTER EXTENSION vector UPDATE"
+  sql "$OURS" -d $db -q -f <("$root/tests/readme_block.sh" update-from-0.8.6.x)
+  [ "$(sql "$OURS" -d $db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'vector_rs'")" = 1.0 ] ||
+    { echo "FAIL: $db: no vector_rs after the README's update"; exit 1; }
+  sql "$OURS" -d $db -q \
+    -c "CREATE TABLE t (v vector(2)); INSERT INTO t VALUES ('[1,1]'), ('[2,2]'); CREATE INDEX t_idx ON t USING hnsw (v vector_l2_ops)" \
+    -c "SELECT hnsw_index_parent_check('t_idx', true)" -c "DROP TABLE t" -c "DROP EXTENSION vector_rs" >/dev/null
   diff <(dump_schema compat_fresh) <(dump_schema $db) > "$work/catalog-$db.diff" || {
     echo "FAIL: $db, updated from $from, differs from pgvector's catalog (< pgvector's, > updated):"
     head -40 "$work/catalog-$db.diff"; exit 1; }
-  sql "$OURS" -d $db -q -c "CREATE EXTENSION vector_rs" \
-    -c "CREATE TABLE t (v vector(2)); INSERT INTO t VALUES ('[1,1]'), ('[2,2]'); CREATE INDEX t_idx ON t USING hnsw (v vector_l2_ops)" \
-    -c "SELECT hnsw_index_parent_check('t_idx', true)" >/dev/null
   echo "   $db: $from -> $(sql "$OURS" -d $db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'"), pgvector's catalog; vector_rs created"
 done
 server stop "$OURS"

@@ -119,7 +119,7 @@ rows_are() {
 }
 
 start ours
-sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.41)" -c "
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT setseed(0.41)" -c "
   CREATE TABLE t (id int, v vector(64)) WITH (autovacuum_enabled = off);
   INSERT INTO t SELECT i, array(SELECT random()::real FROM generate_series(1, 64) WHERE i > 0)
     FROM generate_series(1, 60000) i;

@@ -16,7 +16,7 @@ rm -rf "$work/cluster"
 as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 start ours
-sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.3)" -c "
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT setseed(0.3)" -c "
   CREATE TABLE c (id bigint PRIMARY KEY, v vector(12));
   INSERT INTO c SELECT i, array(SELECT random()::real FROM generate_series(1, 12) WHERE i > 0)
     FROM generate_series(1, 2000) i;

@@ -38,7 +38,7 @@ verify() {
 as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 start ours
-sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.9)" -c "
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT setseed(0.9)" -c "
   CREATE TABLE c (id int, v vector(12));
   INSERT INTO c SELECT i, array(SELECT random()::real FROM generate_series(1, 12) WHERE i > 0)
     FROM generate_series(1, 3000) i;

@@ -34,6 +34,7 @@ start ours
 
 sql ours <<SQL
 CREATE EXTENSION IF NOT EXISTS vector;
+CREATE EXTENSION IF NOT EXISTS vector_rs;
 CREATE EXTENSION IF NOT EXISTS pg_buffercache;
 CREATE EXTENSION IF NOT EXISTS pageinspect;
 SELECT setseed(0.31);

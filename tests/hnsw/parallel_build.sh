@@ -60,7 +60,7 @@ mean() { python3 -c "import sys; v=[float(x) for x in sys.stdin.read().split()];
 
 echo "-- 1. recall of parallel builds, every type"
 start ours
-sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.52)" -c "
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT setseed(0.52)" -c "
   CREATE TABLE src AS SELECT i AS id,
     array(SELECT (random() * 2 - 1)::real FROM generate_series(1, 24) WHERE i > 0) AS a
   FROM generate_series(1, 12000) i;

@@ -22,6 +22,7 @@ rm -rf "$work/cluster"
 start ours
 sql ours <<SQL
 CREATE EXTENSION vector;
+CREATE EXTENSION vector_rs;
 CREATE EXTENSION pg_buffercache;
 SELECT setseed(0.42);
 CREATE TABLE centers AS SELECT c, array(SELECT random() - 0.5 FROM generate_series(1, 384)

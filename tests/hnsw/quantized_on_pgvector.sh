@@ -80,7 +80,7 @@ must_be_invalid() {
 
 echo "-- our library: quantized and pgvector-format indexes"
 start ours
-sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION pageinspect" -c "SELECT setseed(0.77)" -c "
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "CREATE EXTENSION pageinspect" -c "SELECT setseed(0.77)" -c "
   CREATE TABLE t (id int, v vector(16)) WITH (autovacuum_enabled = off);
   INSERT INTO t SELECT i, array(SELECT random() - 0.5 FROM generate_series(1, 16) WHERE i > 0)
     FROM generate_series(1, 800) i;

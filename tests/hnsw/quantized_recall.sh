@@ -33,7 +33,7 @@ mean() { python3 -c "import sys; v=[float(x) for x in sys.stdin.read().split()];
 minus() { python3 -c "print(round($1 - $2, 4))"; }
 
 start ours
-sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.41)" -c "
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT setseed(0.41)" -c "
   CREATE TABLE centres AS SELECT c, array(SELECT random() * 2 - 1 FROM generate_series(1, 32) WHERE c >= 0) AS a
     FROM generate_series(0, 39) c;
   -- A centre plus Gaussian noise (Box-Muller) of standard deviation 0.8 per coordinate.

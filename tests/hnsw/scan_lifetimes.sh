@@ -30,6 +30,7 @@ stop ours
 start ours
 sql ours <<'SQL'
 CREATE EXTENSION vector;
+CREATE EXTENSION vector_rs;
 SELECT setseed(0.17);
 CREATE TABLE docs (id int, embedding vector(256));
 INSERT INTO docs SELECT i, (SELECT array_agg(random() - 0.5) FROM generate_series(1, 256) WHERE i > 0)

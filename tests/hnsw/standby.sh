@@ -116,7 +116,7 @@ rows_sql() {
 
 start ours
 # No autovacuum: nothing may change an index between the primary's answers and its LSN.
-sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION pageinspect" -c "SELECT setseed(0.31)" -c "
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "CREATE EXTENSION pageinspect" -c "SELECT setseed(0.31)" -c "
   CREATE TABLE items (id int PRIMARY KEY, v vector(32), cat int) WITH (autovacuum_enabled = off);
   CREATE TABLE hitems (id int PRIMARY KEY, h halfvec(32)) WITH (autovacuum_enabled = off);
   CREATE TABLE queries (id int PRIMARY KEY, v vector(32)) WITH (autovacuum_enabled = off);

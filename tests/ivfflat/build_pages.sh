@@ -18,7 +18,7 @@ rm -rf "$work/cluster"
 
 start ours
 sql ours -c "ALTER SYSTEM SET max_parallel_maintenance_workers = 2"
-sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.3)" -c "
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT setseed(0.3)" -c "
   CREATE TABLE small (id int, v vector(3));
   INSERT INTO small SELECT i, ARRAY[random(), random(), random()] FROM generate_series(1, 20000) i;
   CREATE TABLE wide (id int, v vector(768));

@@ -21,7 +21,7 @@ as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$
 value="array(SELECT round(random()::numeric, 3)::real FROM generate_series(1, 12) WHERE i > 0)"
 
 start ours
-sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.3)" -c "
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT setseed(0.3)" -c "
   CREATE TABLE c (id int, v vector(12));
   INSERT INTO c SELECT i, $value FROM generate_series(1, 3000) i;
   CREATE INDEX c_idx ON c USING ivfflat (v vector_l2_ops) WITH (lists = 20);

@@ -21,7 +21,7 @@ indexes=("vl2 vector(16) <-> vector_l2_ops" "vip vector(16) <#> vector_ip_ops"
   "bham bit(64) <~> bit_hamming_ops")
 
 start ours
-sql ours -c "CREATE EXTENSION vector" -c "SELECT setseed(0.42)" >/dev/null
+sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT setseed(0.42)" >/dev/null
 for spec in "${indexes[@]}"; do
   set -- $spec
   if [ "$2" = "bit(64)" ]; then

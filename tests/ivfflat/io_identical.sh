@@ -18,6 +18,7 @@ stop ours
 start ours
 sql ours <<'SQL'
 CREATE EXTENSION vector;
+CREATE EXTENSION vector_rs;
 CREATE EXTENSION pg_buffercache;
 SELECT setseed(0.61);
 CREATE TABLE items (id int, v vector(128));
