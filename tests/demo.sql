@@ -4,9 +4,9 @@
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS vector CASCADE;
 RESET client_min_messages;
-CREATE EXTENSION vector;
-CREATE EXTENSION vector_rs;
-SELECT extname, extversion FROM pg_extension WHERE extname = 'vector';
+CREATE EXTENSION vector;      -- pgvector 0.8.6's catalog
+CREATE EXTENSION vector_rs;   -- this library's additions: scan counters, verifiers, going-back check
+SELECT extname, extversion FROM pg_extension WHERE extname LIKE 'vector%' ORDER BY 1;
 
 \echo '== a table of 3-dimensional embeddings'
 CREATE TEMP TABLE items (id int PRIMARY KEY, embedding vector(3), half halfvec(3), sparse sparsevec(3));
@@ -56,6 +56,21 @@ LOAD 'vector';
 SHOW hnsw.io_method;
 EXPLAIN (ANALYZE, HNSW, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM docs ORDER BY embedding <-> (SELECT embedding FROM docs WHERE id = 42) LIMIT 5;
+
+\echo '== a quantized hnsw index: RaBitQ codes in the graph, exact rerank from the full vectors'
+SELECT setseed(0.5);
+CREATE TEMP TABLE passages (id int PRIMARY KEY, embedding vector(128));
+INSERT INTO passages
+SELECT i, (SELECT array_agg(random() - 0.5) FROM generate_series(1, 128) WHERE i > 0)::vector
+FROM generate_series(1, 5000) i;
+CREATE INDEX passages_embedding_idx ON passages USING hnsw (embedding vector_cosine_ops)
+  WITH (quantization = 'rabitq2');
+SELECT id, round((embedding <=> (SELECT embedding FROM passages WHERE id = 42))::numeric, 4) AS distance
+FROM passages ORDER BY embedding <=> (SELECT embedding FROM passages WHERE id = 42) LIMIT 5;
+\echo '== its last search: codes compared (visited), candidates reranked by exact distance, their blocks'
+SELECT hops, visited, reranked, rerank_blocks FROM hnsw_last_scan_stats();
+\echo '== can this database go back to pgvector? Not with the quantized index as it is'
+SELECT status, object, action FROM vector_going_back_check();
 
 \echo '== errors read like pgvector''s'
 \set ON_ERROR_STOP 0

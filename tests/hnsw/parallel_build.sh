@@ -153,16 +153,19 @@ done
 echo "-- 3. progress of every participant"
 sql ours -c "CREATE TABLE big AS SELECT i AS id, array(SELECT random()::real FROM generate_series(1, 128) WHERE i > 0)::vector(128) AS v FROM generate_series(1, 40000) i" >/dev/null
 sql ours -c "ALTER TABLE big SET (parallel_workers = 2)"
-# build_watching_progress INDEX WITH: INDEX on big by 2 workers, the leader not taking part;
-# sets seen to the most tuples pg_stat_progress_create_index showed; returns the build's status.
+# build_watching_progress INDEX WITH: INDEX on big by 2 workers (WORKERS), the leader not taking part;
+# sets seen to the most tuples pg_stat_progress_create_index showed, and total to the most
+# tuples_total; returns the build's status.
 build_watching_progress() {
-  sql ours -c "SET max_parallel_maintenance_workers = 2; SET parallel_leader_participation = off;
+  sql ours -c "SET max_parallel_maintenance_workers = ${WORKERS:-2}; SET parallel_leader_participation = off;
     CREATE INDEX $1 ON big USING hnsw (v vector_l2_ops) $2" &
   local builder=$!
-  seen=0
+  seen=0 total=0
   while kill -0 $builder 2>/dev/null; do
-    n=$(sql ours -c "SELECT coalesce(max(tuples_done), 0) FROM pg_stat_progress_create_index")
+    read -r n t < <(sql ours -F ' ' -c "SELECT coalesce(max(tuples_done), 0), coalesce(max(tuples_total), 0)
+      FROM pg_stat_progress_create_index")
     [ "$n" -gt "$seen" ] && seen=$n
+    [ "$t" -gt "$total" ] && total=$t
     sleep 0.2
   done
   wait $builder
@@ -172,10 +175,16 @@ echo "   leader not taking part: progress showed up to $seen of 40000 tuples"
 [ "$seen" -gt 0 ] || bad "progress showed no tuple of the workers"
 build_watching_progress big_q_idx "WITH (quantization = 'rabitq4')" ||
   bad "the quantized build without the leader failed"
-echo "   quantized, leader not taking part: progress showed up to $seen of 40000 tuples"
+echo "   quantized, leader not taking part: progress showed up to $seen of $total tuples"
 [ "$seen" -gt 0 ] || bad "progress showed no tuple of the quantized build's workers"
+# A quantized build reads the table before it inserts, and says how many rows it will insert.
+[ "$total" = 40000 ] || bad "the quantized build showed tuples_total $total, not 40000"
 sql ours -c "SELECT hnsw_index_parent_check('big_q_idx', true)" >/dev/null ||
   bad "the quantized build without the leader: verifier"
+sql ours -c "DROP INDEX big_q_idx"
+WORKERS=0 build_watching_progress big_q_idx "WITH (quantization = 'rabitq2')" || bad "the serial quantized build failed"
+echo "   quantized, serial: progress showed up to $seen of $total tuples"
+[ "$total" = 40000 ] || bad "the serial quantized build showed tuples_total $total, not 40000"
 sql ours -c "DROP INDEX big_q_idx"
 # Past maintenance_work_mem, the write-out reads the vectors back from the workers' files.
 out=$(PGOPTIONS="-c client_min_messages=notice" sql ours -c "SET max_parallel_maintenance_workers = 2;

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The packages of scripts/package.sh on Debian's PostgreSQL 15, used as a DBA would:
-#   .deb: its fields and files; installed over a stand-in for pgvector's package, which it must
-#         take the place of (and satisfy a package that depends on pgvector); CREATE EXTENSION,
-#         an hnsw query and the pg_regress suite on a fresh cluster; purged, leaving no file;
+#   .deb: its fields and files; installed with the README's `package-install` block as written
+#         (on Debian's cluster 15/main) over a stand-in for pgvector's package, which it must take
+#         the place of (and satisfy a package that depends on pgvector); held, so that apt refuses
+#         to put pgvector's package back; CREATE EXTENSION vector and vector_rs, an hnsw query and
+#         the pg_regress suite on a fresh cluster; removed with the README's `package-remove`
+#         block, leaving no file;
 #   tarball: its files; install.sh refuses another major version, installs into DESTDIR, then
 #         into the server (CREATE EXTENSION and the query again), and --uninstall removes it.
 #   tests/package/install_pg15.sh WORKDIR   (as root, for dpkg; servers run as `postgres`)
@@ -39,7 +42,8 @@ status_of() { dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || echo un
 # Our files in the server's directories, whoever put them there.
 vector_files() {
   local f
-  for f in "$libdir/vector.so" "$extdir/vector.control" "$extdir"/vector--*.sql; do
+  for f in "$libdir/vector.so" "$extdir/vector.control" "$extdir"/vector--*.sql \
+    "$extdir/vector_rs.control" "$extdir"/vector_rs--*.sql; do
     [ ! -e "$f" ] || echo "$f"
   done
 }
@@ -63,11 +67,25 @@ sql() {
     -h "$work/$server" -p "$port" -U postgres -d postgres "$@"
 }
 
+# Debian's cluster 15/main, which the README's package blocks stop and start: its state at the
+# start ("online" or "down"; it is created if missing) is put back at the end.
+main_status() { pg_lsclusters -h | awk '$1 == 15 && $2 == "main" { print $4 }'; }
+main_was=""
+main_sql() { runuser -u postgres -- psql --cluster 15/main -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+# readme_block NAME: the README's block run as written, in a folder holding only the .deb.
+readme_block() {
+  rm -rf readme && mkdir readme && cp "$deb" readme/
+  (cd readme && bash -euo pipefail <("$root/tests/readme_block.sh" "$1")) >"readme-$1.log" 2>&1 ||
+    { cat "readme-$1.log"; fail "the README's $1 block failed"; }
+}
+
 # Back as it was: no test package, no test files, the set-aside files in place.
 cleanup() {
   local rc=$?
   set +e
   [ -z "$server" ] || server_stop
+  [ "$main_was" != down ] || [ "$(main_status)" = down ] || pg_ctlcluster 15 main stop >/dev/null 2>&1
+  apt-mark unhold "$pkg" >/dev/null 2>&1
   for p in "$dependent_pkg" "$pkg" "$pgvector_pkg"; do
     [ "$(status_of "$p")" = unknown ] || dpkg --purge "$p" >/dev/null 2>&1
   done
@@ -113,7 +131,7 @@ expect "files built" "${built[*]}" "$tarball $deb"
 echo "== .deb fields"
 field() { dpkg-deb -f "$deb" "$1"; }
 expect Package "$(field Package)" "$pkg"
-expect Version "$(field Version)" "$version"
+expect Version "$(field Version)" "1:$version"
 expect Architecture "$(field Architecture)" "$arch"
 # A relation field names the package as one of its comma-separated items (maybe versioned).
 names() { grep -qE "(^|, *)$2( *\([^)]*\))?( *,|$)" <<<"$1"; }
@@ -133,7 +151,7 @@ expected_files() {
   echo "$prefix$libdir/vector.so"
   echo "$prefix$extdir/vector.control"
   echo "$prefix$extdir/vector--$extversion.sql"
-  for f in "$root"/sql/vector--*.sql; do echo "$prefix$extdir/$(basename "$f")"; done
+  for f in "$root"/sql/vector--*.sql "$root"/sql/companion/vector_rs*; do echo "$prefix$extdir/$(basename "$f")"; done
   [ -z "$ext" ] || printf '%s\n' "$prefix/usr/share/doc/$pkg/copyright" "$prefix/usr/share/doc/$pkg/changelog.gz"
 }
 listing=$(dpkg-deb -c "$deb")
@@ -170,8 +188,14 @@ stand_in "$pgvector_pkg" 0.8.0-1 "Depends: postgresql-15
   "$extdir/vector--0.8.0.sql" "-- pgvector 0.8.0" "$extdir/vector--0.7.4--0.8.0.sql" "-- pgvector upgrade"
 dpkg -i "$pgvector_pkg.deb" >dpkg.log 2>&1 || { cat dpkg.log; fail "dpkg -i of the stand-in failed"; }
 expect "stand-in status" "$(status_of "$pgvector_pkg")" installed
-dpkg -i "$deb" >dpkg.log 2>&1 || { cat dpkg.log; fail "dpkg -i $deb failed"; }
+[ -n "$(main_status)" ] || pg_createcluster 15 main >/dev/null
+main_was=$(main_status)
+[ "$main_was" = online ] || pg_ctlcluster 15 main start
+echo "== the README's package-install block, on cluster 15/main"
+readme_block package-install
 expect "$pkg status" "$(status_of "$pkg")" installed
+expect "held" "$(apt-mark showhold "$pkg")" "$pkg"
+expect "15/main after the block" "$(main_status)" online
 expect_match "stand-in status after ours" "$(status_of "$pgvector_pkg")" '^(not-installed|config-files)$'
 expect "pgvector's files left" "$(ls "$extdir"/vector--0.8.0.sql "$extdir"/vector--0.7.4--0.8.0.sql 2>/dev/null || true)" ""
 expect "dpkg -V $pkg" "$(dpkg -V "$pkg" 2>&1)" ""
@@ -183,6 +207,17 @@ stand_in "$dependent_pkg" 1 "Depends: $pgvector_pkg (>= 0.8.0)
 dpkg -i "$dependent_pkg.deb" >dpkg.log 2>&1 || { cat dpkg.log; fail "a package depending on $pgvector_pkg (>= 0.8.0) does not install"; }
 expect "$dependent_pkg status" "$(status_of "$dependent_pkg")" installed
 dpkg --purge "$dependent_pkg" >/dev/null
+main_sql -c "CREATE DATABASE vector_package_test"
+expect "15/main: extensions" "$(main_sql -d vector_package_test -c "CREATE EXTENSION vector" \
+  -c "CREATE EXTENSION vector_rs" -c "SELECT string_agg(extname || ' ' || extversion, ', ' ORDER BY extname)
+  FROM pg_extension WHERE extname LIKE 'vector%'")" "vector $extversion, vector_rs 1.0"
+main_sql -c "DROP DATABASE vector_package_test"
+# The hold keeps apt from removing ours for pgvector's package (which would conflict with it).
+if apt-get install -y "$work/$pgvector_pkg.deb" >apt.log 2>&1; then
+  cat apt.log; fail "apt installed $pgvector_pkg over the held $pkg"
+fi
+expect_match "apt on the held package" "$(cat apt.log)" 'held packages'
+expect "$pkg status after apt" "$(status_of "$pkg")" installed
 
 # smoke: CREATE EXTENSION, its version, an hnsw index scan with the right rows.
 smoke() {
@@ -210,9 +245,10 @@ fi
 checks=$((checks + 1))
 server_stop
 
-echo "== dpkg --purge"
-dpkg --purge "$pkg" >dpkg.log 2>&1 || { cat dpkg.log; fail "dpkg --purge $pkg failed"; }
+echo "== the README's package-remove block, on cluster 15/main"
+readme_block package-remove
 dpkg -s "$pkg" >/dev/null 2>&1 && fail "dpkg still knows $pkg after --purge"
+expect "15/main after the block" "$(main_status)" down
 checks=$((checks + 1))
 expect "files left after purge" "$(while read -r f; do [ ! -e "$f" ] || [ -d "$f" ] || echo "$f"; done <installed.list)" ""
 expect "doc directory after purge" "$(ls -d "/usr/share/doc/$pkg" 2>/dev/null || true)" ""
@@ -223,7 +259,7 @@ rm -rf tar-x && mkdir tar-x && tar -xzf "$tarball" -C tar-x
 dir=tar-x/vector-$version-pg15-$(uname -m)
 expect "tarball files" "$(cd "$dir" && find . -type f | sort)" \
   "$( (printf './%s\n' LICENSE install.sh lib/vector.so extension/vector.control "extension/vector--$extversion.sql"
-    for f in "$root"/sql/vector--*.sql; do echo "./extension/$(basename "$f")"; done) | sort)"
+    for f in "$root"/sql/vector--*.sql "$root"/sql/companion/vector_rs*; do echo "./extension/$(basename "$f")"; done) | sort)"
 expect "tarball owners" "$(tar -tvzf "$tarball" | awk '$2 != "0/0"')" ""
 cmp "$dir/lib/vector.so" "$so" || fail "the tarball's library differs from the .deb's"
 checks=$((checks + 1))

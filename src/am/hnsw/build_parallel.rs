@@ -542,6 +542,8 @@ pub unsafe fn build_quantized(
         chunk.share_scanned(0, &scanned);
     }
     let (count, sum) = chunk.wait_scanned(parallel.sorts as u32);
+    // The table is read before any row is inserted: the rows to insert are known.
+    report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_TOTAL, count as i64);
     let mut levels = Levels::seeded_by_session_random();
     let quantizer = fix_quantizer(support, &checked, bits, &sum, count, &mut levels);
     chunk.publish(&quantizer);

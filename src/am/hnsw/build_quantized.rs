@@ -366,6 +366,8 @@ pub unsafe fn build(
     let mut disk: Option<PageGraphWriter> = None;
     let mut vector = vec![0u8; size];
     let mut indtuples = 0i64;
+    // The table is read before any row is inserted: the rows to insert are known.
+    report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_TOTAL, rows.count() as i64);
     for n in 0..rows.count() {
         pgrx::check_for_interrupts!();
         let tid = rows.read(n, &mut vector);
