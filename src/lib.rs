@@ -6,6 +6,8 @@
 pub mod am;
 mod datum_tests;
 pub mod fmgr;
+pub mod opclass;
+pub mod out_of_memory;
 mod recv_tests;
 pub mod storage;
 pub mod stores;

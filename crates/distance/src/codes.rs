@@ -34,7 +34,6 @@
 use std::sync::OnceLock;
 
 use crate::active_kernels;
-use crate::table::{BitplaneDotKernel, BitplaneSumKernel, ByteDotKernel, LevelSumsKernel};
 
 /// `Σ_i u_i · v_i`, where `u` is a `code_bits`-bit code and `v` a
 /// `query_bits`-bit query, both stored as bit planes over `words` 64-bit
@@ -77,21 +76,7 @@ pub fn level_sums(a: &[f32], t: f32, cap: f32) -> [f32; 2] {
     (active_kernels().level_sums)(a, t, cap)
 }
 
-/// One implementation of the bit-plane kernels.
-#[derive(Clone, Copy, Debug)]
-pub struct CodeKernels {
-    /// Name of the implementation: `"portable"`, `"avx2"`, `"avx512vpopcntdq"` or
-    /// `"avx512vpopcntdq+vnni"`.
-    pub name: &'static str,
-    /// Same contract as [`bitplane_dot`].
-    pub bitplane_dot: BitplaneDotKernel,
-    /// Same contract as [`bitplane_sum`].
-    pub bitplane_sum: BitplaneSumKernel,
-    /// Same contract as [`byte_dot`].
-    pub byte_dot: ByteDotKernel,
-    /// Same contract as [`level_sums`].
-    pub level_sums: LevelSumsKernel,
-}
+pub use crate::table::CodeKernels;
 
 /// Every implementation of the bit-plane kernels that this CPU supports,
 /// from the portable one to the fastest one (the last entry is the one that
@@ -100,7 +85,7 @@ pub struct CodeKernels {
 pub fn implementations() -> &'static [CodeKernels] {
     static ALL: OnceLock<Vec<CodeKernels>> = OnceLock::new();
     ALL.get_or_init(|| {
-        let mut all = vec![PORTABLE];
+        let mut all = vec![crate::portable::CODE_KERNELS];
         #[cfg(target_arch = "x86_64")]
         all.extend(crate::x86::code_kernels_avx2());
         #[cfg(target_arch = "x86_64")]
@@ -110,53 +95,3 @@ pub fn implementations() -> &'static [CodeKernels] {
         all
     })
 }
-
-/// The portable implementation.
-pub(crate) const PORTABLE: CodeKernels = CodeKernels {
-    name: "portable",
-    bitplane_dot: crate::portable::bitplane_dot,
-    bitplane_sum: crate::portable::bitplane_sum,
-    byte_dot: crate::portable::byte_dot,
-    level_sums: crate::portable::level_sums,
-};
-
-/// The first `bits * 8 * words` bytes of `bytes`: the planes the kernels may
-/// read. Panics if `bytes` is shorter (or the size overflows), so that no
-/// kernel can read out of bounds whatever its arguments.
-#[inline(always)]
-pub(crate) fn planes(bytes: &[u8], bits: u32, words: usize) -> &[u8] {
-    debug_assert!((1..=8).contains(&bits), "bits = {bits}, expected 1..=8");
-    let len = words
-        .checked_mul(8)
-        .and_then(|plane| plane.checked_mul(bits as usize))
-        .expect("bit-plane size overflows usize");
-    debug_assert!(
-        bytes.len() >= len,
-        "{} bytes, {bits} planes of {words} words need {len}",
-        bytes.len()
-    );
-    &bytes[..len]
-}
-
-/// Calls `$fixed::<CODE_BITS, QUERY_BITS>($args)` for the common pairs of
-/// bit widths (codes of 1, 2, 4 or 8 bits against queries of 4 or 8 bits or
-/// against codes of the same width), where the planes are unrolled and kept
-/// in registers, and evaluates `$dynamic` for the other pairs.
-macro_rules! by_bit_widths {
-    ($code_bits:expr, $query_bits:expr, $fixed:ident($($arg:expr),* $(,)?), $dynamic:expr) => {
-        match ($code_bits, $query_bits) {
-            (1, 1) => $fixed::<1, 1>($($arg),*),
-            (1, 4) => $fixed::<1, 4>($($arg),*),
-            (1, 8) => $fixed::<1, 8>($($arg),*),
-            (2, 2) => $fixed::<2, 2>($($arg),*),
-            (2, 4) => $fixed::<2, 4>($($arg),*),
-            (2, 8) => $fixed::<2, 8>($($arg),*),
-            (4, 4) => $fixed::<4, 4>($($arg),*),
-            (4, 8) => $fixed::<4, 8>($($arg),*),
-            (8, 4) => $fixed::<8, 4>($($arg),*),
-            (8, 8) => $fixed::<8, 8>($($arg),*),
-            _ => $dynamic,
-        }
-    };
-}
-pub(crate) use by_bit_widths;

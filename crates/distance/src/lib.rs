@@ -40,6 +40,7 @@ pub mod sparse;
 
 mod dispatch;
 mod finish;
+mod planes;
 mod portable;
 mod table;
 #[cfg(target_arch = "x86_64")]
@@ -47,6 +48,6 @@ mod x86;
 
 pub use dispatch::{active_kernels, portable_kernels, simd_kernels};
 pub use table::{
-    BitplaneDotKernel, BitplaneSumKernel, ByteDotKernel, HammingKernel, JaccardKernel, Kernels,
-    LevelSumsKernel, Pairs4, Pairs4Kernel, SparseKernel,
+    BitplaneDotKernel, BitplaneSumKernel, ByteDotKernel, CodeKernels, HammingKernel, JaccardKernel,
+    Kernels, LevelSumsKernel, Pairs4, Pairs4Kernel, SparseKernel,
 };

@@ -21,6 +21,9 @@
 
 use half::f16;
 
+use crate::planes::planes;
+use crate::table::CodeKernels;
+
 /// `fold8`: lane `j` = `v[j + 4] + v[j]`.
 #[inline(always)]
 fn fold8(v: &[f32; 8]) -> [f32; 4] {
@@ -615,8 +618,8 @@ pub(crate) fn bitplane_dot_impl(
     query_bits: u32,
     words: usize,
 ) -> u64 {
-    let code = crate::codes::planes(code, code_bits, words);
-    let query = crate::codes::planes(query, query_bits, words);
+    let code = planes(code, code_bits, words);
+    let query = planes(query, query_bits, words);
     if words == 0 {
         return 0;
     }
@@ -633,7 +636,7 @@ pub(crate) fn bitplane_dot_impl(
 /// `bitplane_sum`: `Σ_j 2^j · popcount(plane_j)`.
 #[inline(always)]
 pub(crate) fn bitplane_sum_impl(code: &[u8], bits: u32, words: usize) -> u64 {
-    let code = crate::codes::planes(code, bits, words);
+    let code = planes(code, bits, words);
     if words == 0 {
         return 0;
     }
@@ -716,3 +719,12 @@ pub(crate) fn level_sums_impl(a: &[f32], t: f32, cap: f32) -> [f32; 2] {
 pub(crate) fn level_sums(a: &[f32], t: f32, cap: f32) -> [f32; 2] {
     level_sums_impl(a, t, cap)
 }
+
+/// The portable code kernels: the fallback of every CPU, and the reference of the SIMD ones.
+pub(crate) const CODE_KERNELS: CodeKernels = CodeKernels {
+    name: "portable",
+    bitplane_dot,
+    bitplane_sum,
+    byte_dot,
+    level_sums,
+};

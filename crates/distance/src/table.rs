@@ -76,3 +76,19 @@ pub struct Kernels {
     /// [`crate::codes::level_sums`]: the sums of a scaled level search step.
     pub level_sums: LevelSumsKernel,
 }
+
+/// One implementation of the bit-plane kernels.
+#[derive(Clone, Copy, Debug)]
+pub struct CodeKernels {
+    /// Name of the implementation: `"portable"`, `"avx2"`, `"avx512vpopcntdq"` or
+    /// `"avx512vpopcntdq+vnni"`.
+    pub name: &'static str,
+    /// Same contract as [`crate::codes::bitplane_dot`].
+    pub bitplane_dot: BitplaneDotKernel,
+    /// Same contract as [`crate::codes::bitplane_sum`].
+    pub bitplane_sum: BitplaneSumKernel,
+    /// Same contract as [`crate::codes::byte_dot`].
+    pub byte_dot: ByteDotKernel,
+    /// Same contract as [`crate::codes::level_sums`].
+    pub level_sums: LevelSumsKernel,
+}

@@ -10,9 +10,9 @@ use core::arch::x86_64::*;
 
 use half::f16;
 
-use crate::codes::{self, by_bit_widths, CodeKernels};
+use crate::planes::{by_bit_widths, planes};
 use crate::portable;
-use crate::table::{HammingKernel, JaccardKernel, Kernels};
+use crate::table::{CodeKernels, HammingKernel, JaccardKernel, Kernels};
 
 /// Builds the SIMD kernel table if the CPU (and OS) support AVX, FMA and
 /// F16C. pgvector's reference build needs the same features.
@@ -49,7 +49,7 @@ pub(crate) fn kernels() -> Option<Kernels> {
     let codes = code_kernels_avx512_vnni()
         .or_else(code_kernels_avx512)
         .or_else(code_kernels_avx2)
-        .unwrap_or(codes::PORTABLE);
+        .unwrap_or(portable::CODE_KERNELS);
     Some(Kernels {
         name: bits_name,
         f32_l2_squared: entry::f32_l2_squared,
@@ -866,8 +866,8 @@ fn bitplane_dot_avx512(
     query_bits: u32,
     words: usize,
 ) -> u64 {
-    let code = codes::planes(code, code_bits, words);
-    let query = codes::planes(query, query_bits, words);
+    let code = planes(code, code_bits, words);
+    let query = planes(query, query_bits, words);
     if words == 0 {
         return 0;
     }
@@ -881,7 +881,7 @@ fn bitplane_dot_avx512(
 
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
 fn bitplane_sum_avx512(code: &[u8], bits: u32, words: usize) -> u64 {
-    let code = codes::planes(code, bits, words);
+    let code = planes(code, bits, words);
     if words == 0 {
         return 0;
     }
@@ -1038,8 +1038,8 @@ fn bitplane_dot_avx2(
     query_bits: u32,
     words: usize,
 ) -> u64 {
-    let code = codes::planes(code, code_bits, words);
-    let query = codes::planes(query, query_bits, words);
+    let code = planes(code, code_bits, words);
+    let query = planes(query, query_bits, words);
     if words == 0 {
         return 0;
     }

@@ -37,6 +37,9 @@ use std::fmt;
 
 /// `HNSW_MAGIC_NUMBER`, the first word of the metapage.
 pub const MAGIC_NUMBER: u32 = 0xA953_A953;
+/// The first word of a quantized index's metapage (ours alone: [`crate::hnsw_codes`]), which
+/// pgvector refuses as not valid.
+pub const QUANTIZED_MAGIC_NUMBER: u32 = 0xA953_C0DE;
 /// `HNSW_VERSION`, the metapage format version.
 pub const VERSION: u32 = 1;
 /// `HNSW_PAGE_ID`, in the special space of every page.
@@ -292,9 +295,7 @@ impl MetaPage {
             entry_level: read_u16(contents, META_ENTRY_LEVEL) as i16,
             insert_page: read_u32(contents, META_INSERT_PAGE),
         };
-        if meta.magic_number != MAGIC_NUMBER
-            && meta.magic_number != crate::hnsw_codes::QUANTIZED_MAGIC_NUMBER
-        {
+        if meta.magic_number != MAGIC_NUMBER && meta.magic_number != QUANTIZED_MAGIC_NUMBER {
             return Err(FormatError::BadMagic(meta.magic_number));
         }
         Ok(meta)
@@ -303,7 +304,7 @@ impl MetaPage {
     /// Whether this is a quantized index's metapage (its quantizer follows, see
     /// [`crate::hnsw_codes::QuantizerMeta`]).
     pub fn is_quantized(&self) -> bool {
-        self.magic_number == crate::hnsw_codes::QUANTIZED_MAGIC_NUMBER
+        self.magic_number == QUANTIZED_MAGIC_NUMBER
     }
 
     /// Writes all [`META_SIZE`] bytes at the start of `contents`.

@@ -24,8 +24,7 @@ use crate::page::{
 };
 use half::f16;
 
-/// The first word of a quantized index's metapage.
-pub const QUANTIZED_MAGIC_NUMBER: u32 = 0xA953_C0DE;
+pub use crate::hnsw::QUANTIZED_MAGIC_NUMBER;
 /// Version of the quantizer section.
 pub const QUANTIZER_FORMAT: u16 = 1;
 /// The special space's spare half-word of a vector page.

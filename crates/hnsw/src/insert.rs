@@ -136,6 +136,30 @@ pub fn find_element_neighbors<S: GraphWrite>(
     (layers, state.stats)
 }
 
+/// How a store adds the back-link from a selected neighbor to a new element (step 4). The
+/// default suits every store; one that keeps the distances of its lists can do it without
+/// re-reading them.
+pub trait LinkBack: GraphWrite + Sized {
+    /// Adds a back-link from `neighbor` to `new` on `layer`, whose capacity
+    /// is `lm`; `new.distance` is the distance between the two. The default
+    /// re-reads the neighbor's list with the distances of its members, picks
+    /// the slot ([`back_link_slot`]) and writes it with
+    /// [`GraphWrite::set_neighbor`]. A store that keeps the distances of its
+    /// lists can instead use [`crate::connect::update_connection`].
+    fn link_back(
+        &mut self,
+        neighbor: &Candidate<Self::Id, Self::Meta>,
+        layer: u8,
+        new: &Candidate<Self::Id, Self::Meta>,
+        lm: usize,
+        check_existing: bool,
+    ) {
+        if let Some(slot) = back_link_slot(self, neighbor, new.clone(), layer, lm, check_existing) {
+            self.set_neighbor(neighbor, layer, new.id, slot, check_existing);
+        }
+    }
+}
+
 /// Which slot of `neighbor`'s list on `layer` should point to `new`, if any.
 /// `new.distance` must be the distance between the two. With `check_existing`,
 /// a list that already names `new` needs none (the write would skip it too), so
@@ -174,7 +198,7 @@ pub fn back_link_slot<S: GraphWrite>(
 
 /// Adds back-links from the neighbors in `layers` to `new` (step 4). With
 /// `check_existing`, neighbors that already link to `new` are left alone.
-pub fn update_neighbors<S: GraphWrite>(
+pub fn update_neighbors<S: LinkBack>(
     store: &mut S,
     new: &Candidate<S::Id, S::Meta>,
     layers: &[Vec<Candidate<S::Id, S::Meta>>],
@@ -205,7 +229,7 @@ fn needs_new_entry<Id>(entry: Option<EntryPoint<Id>>, level: u8) -> bool {
 }
 
 /// Inserts one value (steps 1–5). Returns what happened and the search work.
-pub fn insert<S: GraphWrite>(
+pub fn insert<S: LinkBack>(
     store: &mut S,
     element: NewElement<S::Value, S::HeapTid>,
     params: &GraphParams,
@@ -231,7 +255,7 @@ pub fn insert<S: GraphWrite>(
     (outcome, stats)
 }
 
-fn update_graph<S: GraphWrite>(
+fn update_graph<S: LinkBack>(
     store: &mut S,
     element: &NewElement<S::Value, S::HeapTid>,
     layers: &[Vec<Candidate<S::Id, S::Meta>>],

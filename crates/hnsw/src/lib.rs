@@ -33,12 +33,12 @@ pub mod storage;
 
 mod id_set;
 
-pub use insert::{insert, GraphParams, InsertOutcome};
+pub use insert::{insert, GraphParams, InsertOutcome, LinkBack};
 pub use memory::InMemoryGraph;
-pub use repair::{vacuum, vacuum_with, RepairMode, VacuumReport};
+pub use repair::{vacuum, vacuum_with, RepairMode, VacuumReport, VacuumStore};
 pub use rerank::{RerankStats, RerankStore, RerankedScan};
 pub use scan::{IterativeScan, Scan, ScanParams};
 pub use scan_memory::{AllocSetLayout, ContextEvent, ScanMemoryConfig};
 pub use search::{search, search_with_beam, SearchStats};
 pub use select::{select_neighbors, Selection};
-pub use storage::{Candidate, EntryPoint, GraphStore, GraphWrite, VacuumStore};
+pub use storage::{Candidate, EntryPoint, GraphStore, GraphWrite};

@@ -14,12 +14,13 @@
 use std::collections::HashSet;
 
 use crate::id_set::IdSet;
-use crate::insert::{insert, GraphParams, InsertOutcome};
+use crate::insert::{insert, GraphParams, InsertOutcome, LinkBack};
 use crate::level::draw_level;
+use crate::repair::VacuumStore;
 use crate::search::SearchStats;
 use crate::storage::{
     Candidate, Duplicate, ElementHeader, EntryPoint, EntryUpdate, GraphStore, GraphWrite,
-    NewElement, Slot, VacuumStore,
+    NewElement, Slot,
 };
 
 /// Heap TIDs an element can hold (pgvector: `HNSW_HEAPTIDS`).
@@ -331,6 +332,8 @@ impl GraphStore for InMemoryGraph {
         self.counters.lookahead_items += upcoming.len() as u64;
     }
 }
+
+impl LinkBack for InMemoryGraph {}
 
 impl GraphWrite for InMemoryGraph {
     type HeapTid = u64;

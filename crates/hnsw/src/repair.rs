@@ -32,12 +32,52 @@
 
 use crate::id_set::IdSet;
 use crate::insert::{
-    find_element_neighbors, layer_ids, update_neighbors, GraphParams, LayerNeighbors,
+    find_element_neighbors, layer_ids, update_neighbors, GraphParams, LayerNeighbors, LinkBack,
     NeighborTarget,
 };
 use crate::search::SearchStats;
 use crate::select::select_neighbors;
-use crate::storage::{Candidate, ElementHeader, EntryPoint, EntryUpdate, GraphLock, VacuumStore};
+use crate::storage::{Candidate, ElementHeader, EntryPoint, EntryUpdate, GraphLock};
+
+/// Whole-index passes needed by vacuum. Elements are always visited in the
+/// store's physical order, one batch (e.g. one page) per call.
+pub trait VacuumStore: LinkBack {
+    /// Position of a pass over all elements.
+    type Cursor: Default;
+
+    /// Pass 1: for the next batch of elements not yet marked deleted, drop
+    /// every dead heap TID and append one header per element. Returns false
+    /// once the whole index has been visited (the last batch may be empty).
+    fn prune_heap_tids(
+        &mut self,
+        cursor: &mut Self::Cursor,
+        out: &mut Vec<ElementHeader<Self::Id>>,
+    ) -> bool;
+
+    /// Appends the next batch of elements not marked deleted (live or not) as
+    /// candidates with distance 0. Returns false once exhausted.
+    fn scan_elements(
+        &mut self,
+        cursor: &mut Self::Cursor,
+        out: &mut Vec<Candidate<Self::Id, Self::Meta>>,
+    ) -> bool;
+
+    /// Loads one element without a query (distance 0).
+    fn load_element(&mut self, id: Self::Id) -> Candidate<Self::Id, Self::Meta>;
+
+    /// Appends every neighbor slot of `element`, all layers, in stored order
+    /// (top layer first, layer 0 last, each padded to its capacity with
+    /// `None`).
+    fn neighbor_slots(
+        &mut self,
+        element: &Candidate<Self::Id, Self::Meta>,
+        out: &mut Vec<Option<Self::Id>>,
+    );
+
+    /// Final pass: mark these elements (no heap TIDs, no longer referenced)
+    /// deleted so their space can be reused; clears their neighbor lists.
+    fn mark_deleted(&mut self, ids: &[Self::Id]);
+}
 
 /// What a vacuum run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

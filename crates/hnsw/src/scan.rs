@@ -364,7 +364,7 @@ mod tests {
     use crate::insert::GraphParams;
     use crate::level::SplitMix64;
     use crate::memory::{l2_squared, InMemoryGraph};
-    use crate::storage::VacuumStore;
+    use crate::repair::VacuumStore;
 
     fn graph() -> (InMemoryGraph, Vec<f32>) {
         let mut rng = SplitMix64::new(3);

@@ -11,8 +11,11 @@
 //!   blocks of the batch before it reads any of them. [`GraphStore::lookahead`]
 //!   additionally shows the candidates the search will expand next, with its
 //!   visited test;
-//! * writes used by insert and repair ([`GraphWrite`]);
-//! * the whole-index passes used by vacuum ([`VacuumStore`]).
+//! * writes used by insert and repair ([`GraphWrite`]).
+//!
+//! The algorithms add what they need on top: how a store links back to a new element
+//! ([`crate::insert::LinkBack`]) and the whole-index passes of vacuum
+//! ([`crate::repair::VacuumStore`]).
 //!
 //! Each loaded element is returned as a [`Candidate`] that carries a
 //! store-defined `Meta` value (for a page store: where the neighbor tuple
@@ -218,29 +221,6 @@ pub trait GraphWrite: GraphStore {
         neighbors: &[Vec<Candidate<Self::Id, Self::Meta>>],
     ) -> Candidate<Self::Id, Self::Meta>;
 
-    /// Adds a back-link from `neighbor` to `new` on `layer`, whose capacity
-    /// is `lm`; `new.distance` is the distance between the two. The default
-    /// re-reads the neighbor's list with the distances of its members, picks
-    /// the slot ([`crate::insert::back_link_slot`]) and writes it with
-    /// [`GraphWrite::set_neighbor`]. A store that keeps the distances of its
-    /// lists can instead use [`crate::connect::update_connection`].
-    fn link_back(
-        &mut self,
-        neighbor: &Candidate<Self::Id, Self::Meta>,
-        layer: u8,
-        new: &Candidate<Self::Id, Self::Meta>,
-        lm: usize,
-        check_existing: bool,
-    ) where
-        Self: Sized,
-    {
-        if let Some(slot) =
-            crate::insert::back_link_slot(self, neighbor, new.clone(), layer, lm, check_existing)
-        {
-            self.set_neighbor(neighbor, layer, new.id, slot, check_existing);
-        }
-    }
-
     /// Writes `new` into one neighbor slot of `element` on `layer`. With
     /// `check_existing`, does nothing when `new` is already in that layer's
     /// list. Must re-read the current list under the store's own lock.
@@ -293,44 +273,4 @@ pub struct ElementHeader<Id> {
     pub level: u8,
     /// Whether any heap TID survived.
     pub live: bool,
-}
-
-/// Whole-index passes needed by vacuum. Elements are always visited in the
-/// store's physical order, one batch (e.g. one page) per call.
-pub trait VacuumStore: GraphWrite {
-    /// Position of a pass over all elements.
-    type Cursor: Default;
-
-    /// Pass 1: for the next batch of elements not yet marked deleted, drop
-    /// every dead heap TID and append one header per element. Returns false
-    /// once the whole index has been visited (the last batch may be empty).
-    fn prune_heap_tids(
-        &mut self,
-        cursor: &mut Self::Cursor,
-        out: &mut Vec<ElementHeader<Self::Id>>,
-    ) -> bool;
-
-    /// Appends the next batch of elements not marked deleted (live or not) as
-    /// candidates with distance 0. Returns false once exhausted.
-    fn scan_elements(
-        &mut self,
-        cursor: &mut Self::Cursor,
-        out: &mut Vec<Candidate<Self::Id, Self::Meta>>,
-    ) -> bool;
-
-    /// Loads one element without a query (distance 0).
-    fn load_element(&mut self, id: Self::Id) -> Candidate<Self::Id, Self::Meta>;
-
-    /// Appends every neighbor slot of `element`, all layers, in stored order
-    /// (top layer first, layer 0 last, each padded to its capacity with
-    /// `None`).
-    fn neighbor_slots(
-        &mut self,
-        element: &Candidate<Self::Id, Self::Meta>,
-        out: &mut Vec<Option<Self::Id>>,
-    );
-
-    /// Final pass: mark these elements (no heap TIDs, no longer referenced)
-    /// deleted so their space can be reused; clears their neighbor lists.
-    fn mark_deleted(&mut self, ids: &[Self::Id]);
 }

@@ -27,8 +27,8 @@
 //!   hints.)
 
 use crate::counters::IoCounters;
-use crate::reader::DEVICE_READ;
 use crate::source::BlockNumber;
+use crate::source::DEVICE_READ;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

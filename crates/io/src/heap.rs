@@ -1,7 +1,6 @@
 //! Hints for the table blocks of the rows an index scan is about to return ([`HeapRowHints`]).
 
-use crate::reader::DEVICE_READ;
-use crate::source::{BlockNumber, BlockSource, Prefetched};
+use crate::source::{BlockNumber, BlockSource, Prefetched, DEVICE_READ};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -99,7 +98,7 @@ thread_local! {
 }
 
 /// Forgets what this thread's last scans saw of their table (a new backend).
-pub(crate) fn forget_table_watch() {
+pub fn forget_table_watch() {
     LAST_WATCH.with(|last| last.set(TableFetchWatch::default()));
     RECENT.with(|recent| recent.set(RecentScans::default()));
 }

@@ -40,19 +40,10 @@
 
 use crate::counters::IoCounters;
 use crate::settings::{IoMethod, Settings};
-use crate::source::{BlockNumber, BlockSource, Prefetched, Usage};
+use crate::source::{BlockNumber, BlockSource, Prefetched, Usage, DEVICE_READ};
 use crate::speculation::{self, Speculation};
 use std::cell::Cell;
 use std::time::Duration;
-
-/// A read that misses shared buffers and takes longer than this came from a device, not from
-/// the kernel's page cache: overlapping pays off. (Measured here: 2 µs from the page cache
-/// through `ReadBuffer`, p99 10 µs; 45–140 µs from the virtual disk; NVMe drives take 50–100.
-/// On 2026-12-05 a host of this kind had a disk answering in 14.8 µs at best (p1 of random 8
-/// kB `pread`s, p50 15.8) against 0.9 µs from the page cache (p99 4.1, p99.9 9.6): at 25 µs
-/// it read as page cache and nothing overlapped, although 16 reads in flight took 5.9 µs
-/// each.)
-pub const DEVICE_READ: Duration = Duration::from_micros(10);
 
 /// How many hops an unused hint is kept for, until the settings are applied
 /// ([`BlockReader::apply`] keeps them for the look-ahead plus two).
@@ -84,13 +75,12 @@ impl Walk {
     }
 }
 
-/// Forgets how the last walk of this thread ended, and what its table fetches looked like (a
-/// new backend: the next walk starts warm).
+/// Forgets how the last walk of this thread ended (as in a new backend: the next walk starts
+/// warm). What its table fetches looked like is [`crate::heap::forget_table_watch`]'s.
 pub fn forget_last_walk() {
     LAST_WALK_COLD.with(|last| last.set(false));
     LAST_RERANK_COLD.with(|last| last.set(false));
     speculation::forget();
-    crate::heap::forget_table_watch();
 }
 
 /// A block hinted whose read was started and not yet consumed.

@@ -107,6 +107,8 @@ impl GraphStore for CodeGraph {
     }
 }
 
+impl vector_hnsw::LinkBack for CodeGraph {}
+
 impl GraphWrite for CodeGraph {
     type HeapTid = u64;
     type ValueRef = u32;

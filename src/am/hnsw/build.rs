@@ -18,7 +18,7 @@
 use crate::am::hnsw::insert::{insert_on_disk, Levels};
 use crate::am::hnsw::options;
 use crate::am::hnsw::{build_parallel, build_quantized};
-use crate::am::shared::typeinfo::{self, Method, Support, Value};
+use crate::opclass::{self, Method, Support, Value};
 use crate::storage::{item_pointer_from, Fork, ItemPointer, Relation, WriteMode};
 use crate::stores::hnsw::build_graph::{BuildGraph, LocalRegion};
 use crate::stores::hnsw::build_pages::{write_graph, Placement, VectorOutput};
@@ -42,7 +42,7 @@ pub struct BuildParams {
 }
 
 pub fn check_build(rel: Relation, support: &Support) -> BuildParams {
-    let dimensions = typeinfo::check_build_column(rel, support.type_info(), Method::Hnsw);
+    let dimensions = opclass::check_build_column(rel, support.type_info(), Method::Hnsw);
     let m = options::m(rel);
     let ef_construction = options::ef_construction(rel);
     options::check_build_options(m, ef_construction);

@@ -41,9 +41,9 @@ use crate::am::hnsw::build_quantized::{
 };
 use crate::am::hnsw::insert::{insert_on_disk, Levels};
 use crate::am::hnsw::options;
-use crate::am::shared::codes::CodeSpace;
 use crate::am::shared::parallel::{MethodChunks, ParallelBuild, Plan, WorkerSegment};
-use crate::am::shared::typeinfo::{Method, Support, Value};
+use crate::opclass::codes::CodeSpace;
+use crate::opclass::{Method, Support, Value};
 use crate::storage::page::maxalign;
 use crate::storage::temp_file::{SharedFiles, TempFile};
 use crate::storage::{Fork, ItemPointer, Relation, WriteMode};

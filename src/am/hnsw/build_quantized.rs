@@ -19,8 +19,8 @@
 use crate::am::hnsw::build::{flush_graph, report_progress, BuildParams, NoLongerFits, ScanState};
 use crate::am::hnsw::build_parallel;
 use crate::am::hnsw::insert::{insert_on_disk, Levels};
-use crate::am::shared::codes::{dense_floats, CodeSpace, Dense};
-use crate::am::shared::typeinfo::{Kernel, Support, Value};
+use crate::opclass::codes::{dense_floats, CodeSpace, Dense};
+use crate::opclass::{Kernel, Support, Value};
 use crate::storage::temp_file::TempFile;
 use crate::storage::{ItemPointer, Relation, WriteMode};
 use crate::stores::hnsw::build_graph::{BuildGraph, LocalRegion};

@@ -3,7 +3,7 @@
 //! file opens the index, runs them over its pages, and reports.
 
 use crate::am::shared::check::{lockmode, notice, open_target, CheckTarget};
-use crate::am::shared::typeinfo::{Method, Support};
+use crate::opclass::{Method, Support};
 use crate::stores::check::IndexPages;
 use pgrx::pg_sys;
 use vector_check::hnsw::{check, Options};

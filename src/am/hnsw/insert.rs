@@ -12,7 +12,7 @@
 //! ([`store_vector`]) and the element is stored as its code record, which says where that slot
 //! is. When the row joins an element with the same vector instead, the slot is freed again.
 
-use crate::am::shared::typeinfo::Value;
+use crate::opclass::Value;
 use crate::storage::{item_pointer_from, Fork, ItemPointer, Relation, WriteMode};
 use crate::stores::hnsw::page_graph::PageGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;

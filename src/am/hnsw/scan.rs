@@ -30,9 +30,9 @@
 
 use crate::am::hnsw::options;
 use crate::am::hnsw::scan_stats::{record_finished_scan, RerankCounters, ScanCounters};
-use crate::am::shared::out_of_memory;
 use crate::am::shared::scan::{self as shared_scan, AbortSafe};
-use crate::am::shared::typeinfo::{Method, Value};
+use crate::opclass::{Method, Value};
+use crate::out_of_memory;
 use crate::storage::io::RelationBlocks;
 use crate::storage::toast::ToastedColumn;
 use crate::storage::{item_pointer_data, Fork, ItemPointer, Relation};

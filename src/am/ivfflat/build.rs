@@ -21,10 +21,10 @@
 
 use crate::am::ivfflat::insert::index_value;
 use crate::am::ivfflat::options;
-use crate::am::shared::out_of_memory;
 use crate::am::shared::parallel::{Coordinate, MethodChunks, ParallelBuild, Plan, WorkerSegment};
 use crate::am::shared::sort::Tuplesort;
-use crate::am::shared::typeinfo::{self, Method, Support, TypeInfo, Value, ValueKind};
+use crate::opclass::{self, Method, Support, TypeInfo, Value, ValueKind};
+use crate::out_of_memory;
 use crate::storage::page::{self, BLCKSZ};
 use crate::storage::{
     item_pointer_data, item_pointer_from, ExtendedPages, Fork, Image, ItemPointer, PageReadGuard,
@@ -286,7 +286,7 @@ unsafe fn build_index(
     let search = Support::for_index(rel, Method::Ivfflat);
     let kmeans = Support::with_procs(rel, Method::Ivfflat, 3, 4);
     let type_info: &TypeInfo = search.type_info();
-    let dimensions = typeinfo::check_build_column(rel, type_info, Method::Ivfflat) as usize;
+    let dimensions = opclass::check_build_column(rel, type_info, Method::Ivfflat) as usize;
     let lists = options::lists(rel);
     if kmeans.normalizes() && dimensions == 1 {
         pgrx::ereport!(
@@ -373,7 +373,7 @@ unsafe fn build_index(
 
     // Assignment, in parallel when the planner gives the table workers.
     report_progress(pg_sys::PROGRESS_CREATEIDX_SUBPHASE, PHASE_ASSIGN);
-    let (value_type, _) = typeinfo::column_type(rel);
+    let (value_type, _) = opclass::column_type(rel);
     let mwm = maintenance_work_mem_kb() as i32;
     let mut parallel = match heap {
         // SAFETY: per the contract.
@@ -578,7 +578,7 @@ pub unsafe extern "C-unwind" fn IvfflatParallelBuildMain(
         let rel = Relation::from_raw(index, Fork::Main);
         let search = Support::for_index(rel, Method::Ivfflat);
         let type_info = search.type_info();
-        let (value_type, dimensions) = typeinfo::column_type(rel);
+        let (value_type, dimensions) = opclass::column_type(rel);
         let lists = options::lists(rel);
         let item = item_size(type_info.kind, dimensions.max(0) as usize);
         check_memory(memory::vector_array_size(lists, item));

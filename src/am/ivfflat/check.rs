@@ -3,7 +3,7 @@
 
 use crate::am::ivfflat::insert::index_value;
 use crate::am::shared::check::{lockmode, notice, open_target};
-use crate::am::shared::typeinfo::{Method, Support};
+use crate::opclass::{Method, Support};
 use crate::stores::check::IndexPages;
 use pgrx::pg_sys;
 use vector_check::ivfflat::{check, Options};

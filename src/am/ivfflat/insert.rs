@@ -6,7 +6,7 @@
 //! page from the list's insert page on that has room, or on a new page at the end of the
 //! list's chain; the list's insert page then follows.
 
-use crate::am::shared::typeinfo::{Method, Support, Value};
+use crate::opclass::{Method, Support, Value};
 use crate::storage::{item_pointer_from, Fork, ItemPointer, Relation, WriteMode};
 use crate::stores::ivfflat::{entries, lists};
 use pgrx::{pg_guard, pg_sys};

@@ -37,7 +37,7 @@ use crate::am::ivfflat::options;
 use crate::am::ivfflat::scan_stats::{record_finished_scan, ScanCounters};
 use crate::am::shared::scan::{self as shared_scan, AbortSafe};
 use crate::am::shared::sort::Tuplesort;
-use crate::am::shared::typeinfo::{Method, Support, Value, ValueKind};
+use crate::opclass::{Method, Support, Value, ValueKind};
 use crate::storage::io::RelationBlocks;
 use crate::storage::toast::ToastedColumn;
 use crate::storage::{item_pointer_data, AccessStrategy, BlockNumber, Fork, Relation};

@@ -2,8 +2,8 @@
 //! opening the index and its table (table first, in the same lock mode), refusing what cannot
 //! be checked, running as the table's owner, and the `heapallindexed` pass over the table.
 
-use crate::am::shared::out_of_memory;
-use crate::am::shared::typeinfo::{Method, Support, Value, ValueKind};
+use crate::opclass::{Method, Support, Value, ValueKind};
+use crate::out_of_memory;
 use crate::storage::{Fork, ItemPointer, Relation};
 use pgrx::{ereport, pg_guard, pg_sys, PgLogLevel, PgSqlErrorCode};
 use std::ffi::c_void;

@@ -12,13 +12,10 @@
 //! * [`settings`]: the plumbing of options and settings.
 
 pub mod check;
-pub mod codes;
 pub mod cost;
-pub mod out_of_memory;
 pub mod parallel;
 pub mod routine;
 pub mod scan;
 pub mod scan_counters;
 pub mod settings;
 pub mod sort;
-pub mod typeinfo;

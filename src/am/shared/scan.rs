@@ -8,7 +8,7 @@
 //! telling it the transaction was aborted ([`AbortSafe::forget_after_abort`]): the abort has
 //! released its locks, pins and Postgres memory already, so nothing may release them again.
 
-use crate::am::shared::typeinfo::Method;
+use crate::opclass::Method;
 use pgrx::pg_sys;
 use std::ffi::{c_int, c_void};
 

@@ -38,7 +38,7 @@
 //! many tuples as pgvector's would. A record takes less than what pgvector allocates for the
 //! same element, so the arena never fills before that account says the graph is full.
 
-use crate::am::shared::typeinfo::{Support, Value};
+use crate::opclass::{Support, Value};
 use crate::storage::lwlock::{LockGuard, SharedLock, SHARED_LOCK_SIZE};
 use crate::storage::page::{maxalign, ItemPointer};
 use crate::stores::hnsw::format::{layer_m, neighbor_count, HEAPTIDS};
@@ -46,7 +46,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use vector_distance::prefetch::prefetch_lines;
 use vector_hnsw::connect::{update_connection, ConnectScratch, Link};
 use vector_hnsw::storage::{Candidate, Duplicate, EntryPoint, EntryUpdate, NewElement, Slot};
-use vector_hnsw::{GraphStore, GraphWrite};
+use vector_hnsw::{GraphStore, GraphWrite, LinkBack};
 
 /// An unused neighbor slot.
 pub const NO_ELEMENT: u32 = u32::MAX;
@@ -522,7 +522,7 @@ impl<'s, R: Region> BuildGraph<'s, R> {
     /// Elements in the order they were added.
     pub fn elements(&self) -> Vec<u32> {
         let mut ids = Vec::new();
-        crate::am::shared::out_of_memory::reserve(&mut ids, self.len(), "the hnsw build's layout");
+        crate::out_of_memory::reserve(&mut ids, self.len(), "the hnsw build's layout");
         let mut at = 0;
         while at < self.region.used() {
             ids.push(at as u32);
@@ -679,6 +679,70 @@ impl<R: Region> GraphStore for BuildGraph<'_, R> {
     }
 }
 
+impl<R: Region> LinkBack for BuildGraph<'_, R> {
+    /// pgvector's in-memory `HnswUpdateConnection`: the list's stored distances and cached
+    /// flags, no reload (only inserts add back-links to this store).
+    fn link_back(
+        &mut self,
+        neighbor: &Candidate<u32, ()>,
+        layer: u8,
+        new: &Candidate<u32, ()>,
+        lm: usize,
+        _check_existing: bool,
+    ) {
+        let Some(range) = self.layer_slots(neighbor.id, layer) else {
+            return;
+        };
+        let mut links = std::mem::take(&mut self.links);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let id = neighbor.id;
+        let lock = self.exclusive(id);
+        links.clear();
+        for w in range.clone() {
+            let slot = self.read(id, w);
+            if slot as u32 == NO_ELEMENT {
+                break;
+            }
+            links.push(Link {
+                id: slot as u32,
+                distance: f32::from_bits((slot >> 32) as u32),
+                // SAFETY: the flag of this slot, under the element's lock.
+                closer: unsafe { self.closer_byte(id, w).read() } != 0,
+            });
+        }
+        let bit = 1u64 << layer;
+        let closer_word = self.tail(id) + CLOSER_SET;
+        let mut closer_set = self.read(id, closer_word) & bit != 0;
+        let link = Link {
+            id: new.id,
+            distance: new.distance as f32,
+            closer: false,
+        };
+        update_connection(
+            &mut links,
+            &mut closer_set,
+            link,
+            lm,
+            &mut scratch,
+            |a, b| {
+                self.support
+                    .pair_distance(self.value_bytes(a), self.value_bytes(b)) as f32
+            },
+        );
+        for (w, l) in range.zip(&links) {
+            self.write(id, w, pack_slot(l.id, l.distance));
+            // SAFETY: as above.
+            unsafe { self.closer_byte(id, w).write(u8::from(l.closer)) };
+        }
+        if closer_set {
+            self.write(id, closer_word, self.read(id, closer_word) | bit);
+        }
+        drop(lock);
+        self.links = links;
+        self.scratch = scratch;
+    }
+}
+
 impl<R: Region> GraphWrite for BuildGraph<'_, R> {
     type HeapTid = ItemPointer;
 
@@ -757,68 +821,6 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
         }
         self.region.header().elements.fetch_add(1, Ordering::AcqRel);
         self.candidate(id, 0.0)
-    }
-
-    /// pgvector's in-memory `HnswUpdateConnection`: the list's stored distances and cached
-    /// flags, no reload (only inserts add back-links to this store).
-    fn link_back(
-        &mut self,
-        neighbor: &Candidate<u32, ()>,
-        layer: u8,
-        new: &Candidate<u32, ()>,
-        lm: usize,
-        _check_existing: bool,
-    ) {
-        let Some(range) = self.layer_slots(neighbor.id, layer) else {
-            return;
-        };
-        let mut links = std::mem::take(&mut self.links);
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let id = neighbor.id;
-        let lock = self.exclusive(id);
-        links.clear();
-        for w in range.clone() {
-            let slot = self.read(id, w);
-            if slot as u32 == NO_ELEMENT {
-                break;
-            }
-            links.push(Link {
-                id: slot as u32,
-                distance: f32::from_bits((slot >> 32) as u32),
-                // SAFETY: the flag of this slot, under the element's lock.
-                closer: unsafe { self.closer_byte(id, w).read() } != 0,
-            });
-        }
-        let bit = 1u64 << layer;
-        let closer_word = self.tail(id) + CLOSER_SET;
-        let mut closer_set = self.read(id, closer_word) & bit != 0;
-        let link = Link {
-            id: new.id,
-            distance: new.distance as f32,
-            closer: false,
-        };
-        update_connection(
-            &mut links,
-            &mut closer_set,
-            link,
-            lm,
-            &mut scratch,
-            |a, b| {
-                self.support
-                    .pair_distance(self.value_bytes(a), self.value_bytes(b)) as f32
-            },
-        );
-        for (w, l) in range.zip(&links) {
-            self.write(id, w, pack_slot(l.id, l.distance));
-            // SAFETY: as above.
-            unsafe { self.closer_byte(id, w).write(u8::from(l.closer)) };
-        }
-        if closer_set {
-            self.write(id, closer_word, self.read(id, closer_word) | bit);
-        }
-        drop(lock);
-        self.links = links;
-        self.scratch = scratch;
     }
 
     fn set_neighbor(&mut self, _: &Candidate<u32, ()>, _: u8, _: u32, _: Slot, _: bool) {

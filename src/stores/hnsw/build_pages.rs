@@ -138,7 +138,7 @@ fn plan_layout<R: Region>(
         }
         Placement::Neighbors => {
             let positions = SortedIds::new(&ids).unwrap_or_else(|_| {
-                crate::am::shared::out_of_memory::raise(
+                crate::out_of_memory::raise(
                     ids.len().saturating_mul(4),
                     "the hnsw build's placement",
                 )
@@ -156,7 +156,7 @@ fn plan_layout<R: Region>(
             };
             let mut order = shared_lists_first(ids.len() as u32, neighbors, &mut plan)
                 .unwrap_or_else(|_| {
-                    crate::am::shared::out_of_memory::raise(
+                    crate::out_of_memory::raise(
                         ids.len().saturating_mul(7),
                         "the hnsw build's placement",
                     )
@@ -187,7 +187,7 @@ pub struct VectorOutput<'a> {
 fn plan_vectors(count: usize, vector_size: usize, first_block: BlockNumber) -> Vec<ItemPointer> {
     let size = VectorView::size(vector_size);
     let mut tids = Vec::new();
-    crate::am::shared::out_of_memory::reserve(&mut tids, count, "the hnsw build's vector layout");
+    crate::out_of_memory::reserve(&mut tids, count, "the hnsw build's vector layout");
     let (mut block, mut page) = (first_block, PageFill::EMPTY);
     for _ in 0..count {
         if page.free_space() < size {

@@ -21,8 +21,8 @@
 //! never changes a page.
 
 use crate::am::hnsw::options;
-use crate::am::shared::codes::{CodeSpace, Dense};
-use crate::am::shared::typeinfo::{Method, QueryDistance, Support, TypeInfo, Value, ValueKind};
+use crate::opclass::codes::{CodeSpace, Dense};
+use crate::opclass::{Method, QueryDistance, Support, TypeInfo, Value, ValueKind};
 use crate::storage::io::{BlockReader, IoCounters, RelationBlocks};
 use crate::storage::pinned::{self, PinnedPage};
 use crate::storage::{
@@ -181,7 +181,7 @@ impl PageGraph {
 
     /// An index whose metapage is not written yet (a build): `m` and `ef_construction` as
     /// given; dimensions 0 until [`set_dimensions`] (a build takes them from
-    /// `typeinfo::check_build_column`).
+    /// `opclass::check_build_column`).
     ///
     /// [`set_dimensions`]: Self::set_dimensions
     pub fn with_params(rel: Relation, m: usize, ef_construction: usize) -> Self {

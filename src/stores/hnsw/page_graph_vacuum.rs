@@ -20,7 +20,7 @@
 //!   deleted element becomes the insert page, written to the metapage last.
 
 use crate::am::hnsw::options;
-use crate::am::shared::typeinfo::Value;
+use crate::opclass::Value;
 use crate::storage::io::{read_chain_page, ChainHints, IoMethod, RelationBlocks};
 use crate::storage::page::INVALID_BLOCK_NUMBER;
 use crate::storage::{
@@ -40,7 +40,7 @@ use pgrx::pg_sys;
 use vector_hnsw::storage::{
     Duplicate, ElementHeader, EntryPoint, EntryUpdate, GraphLock, NewElement, Slot,
 };
-use vector_hnsw::{GraphStore, GraphWrite, VacuumStore};
+use vector_hnsw::{GraphStore, GraphWrite, LinkBack, VacuumStore};
 use vector_io::BlockSource;
 
 /// Position of a pass over the element pages.
@@ -247,6 +247,8 @@ impl GraphStore for VacuumGraph {
         self.writer.unlock(lock)
     }
 }
+
+impl LinkBack for VacuumGraph {}
 
 impl GraphWrite for VacuumGraph {
     type HeapTid = ItemPointer;

@@ -19,7 +19,7 @@
 //! during an index build ([`WriteMode::Build`]), which logs the whole relation once at the end.
 //! Locks are taken in pgvector's order: a page before the following one, the metapage alone.
 
-use crate::am::shared::typeinfo::Value;
+use crate::opclass::Value;
 use crate::storage::page::{INVALID_BLOCK_NUMBER, ITEM_ID_SIZE};
 use crate::storage::{
     BlockNumber, ChainWalk, Image, ItemPointer, OffsetNumber, PageWriteGuard, ReadMode, Relation,
@@ -39,7 +39,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use vector_hnsw::storage::{
     Candidate, Duplicate, EntryPoint, EntryUpdate, GraphLock, NewElement, Slot,
 };
-use vector_hnsw::{GraphStore, GraphWrite};
+use vector_hnsw::{GraphStore, GraphWrite, LinkBack};
 
 /// The graph in the index's pages, with write access.
 pub struct PageGraphWriter {
@@ -655,6 +655,8 @@ impl GraphStore for PageGraphWriter {
         }
     }
 }
+
+impl LinkBack for PageGraphWriter {}
 
 impl GraphWrite for PageGraphWriter {
     type HeapTid = ItemPointer;

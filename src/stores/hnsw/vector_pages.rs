@@ -16,7 +16,7 @@
 //! take part in a deadlock.
 
 use crate::am::hnsw::options;
-use crate::am::shared::typeinfo::{Support, Value};
+use crate::opclass::{Support, Value};
 use crate::storage::io::RelationBlocks;
 use crate::storage::page::ITEM_ID_SIZE;
 use crate::storage::pinned::{self, PinnedPage};

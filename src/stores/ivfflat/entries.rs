@@ -8,7 +8,7 @@
 //!   with room; at the end of the chain it adds a page, linking it in the same WAL record.
 //! * Vacuum takes a cleanup lock on each page of a chain and deletes the dead tuples.
 
-use crate::am::shared::typeinfo::Value;
+use crate::opclass::Value;
 use crate::storage::io::{read_chain_page, ChainHints, ChainStream};
 use crate::storage::{
     AccessStrategy, BlockNumber, ChainWalk, ItemPointer, ReadMode, Relation, WriteMode,

@@ -4,7 +4,7 @@
 //! order, each page under a share lock released before the next is read, as pgvector does.
 //! Only a list's two block numbers ever change after the build ([`update_list`]).
 
-use crate::am::shared::typeinfo::Value;
+use crate::opclass::Value;
 use crate::storage::{BlockNumber, ChainWalk, ItemPointer, ReadMode, Relation, WriteMode};
 use crate::stores::ivfflat::format::{
     set_insert_page, set_start_page, ListTuple, MetaPage, HEAD_BLKNO, METAPAGE_BLKNO, PAGE_ID,

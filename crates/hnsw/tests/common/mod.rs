@@ -65,9 +65,9 @@ pub fn recall(found: &[u32], truth: &[u32]) -> f64 {
 use vector_hnsw::insert::back_link_slot;
 use vector_hnsw::storage::{
     Candidate, Duplicate, ElementHeader, EntryPoint, EntryUpdate, GraphLock, GraphStore,
-    GraphWrite, NewElement, Slot, VacuumStore,
+    GraphWrite, NewElement, Slot,
 };
-use vector_hnsw::InMemoryGraph;
+use vector_hnsw::{InMemoryGraph, LinkBack, VacuumStore};
 
 /// Behaviour switches of [`Wrapped`].
 #[derive(Clone, Copy, Debug, Default)]
@@ -166,6 +166,22 @@ impl GraphStore for Wrapped {
     }
 }
 
+impl LinkBack for Wrapped {
+    fn link_back(
+        &mut self,
+        neighbor: &Candidate<u32, ()>,
+        layer: u8,
+        new: &Candidate<u32, ()>,
+        lm: usize,
+        check_existing: bool,
+    ) {
+        let check_first = check_existing && !self.tweaks.eager_back_links;
+        if let Some(slot) = back_link_slot(self, neighbor, new.clone(), layer, lm, check_first) {
+            self.set_neighbor(neighbor, layer, new.id, slot, check_existing);
+        }
+    }
+}
+
 impl GraphWrite for Wrapped {
     type HeapTid = u64;
 
@@ -189,20 +205,6 @@ impl GraphWrite for Wrapped {
         neighbors: &[Vec<Candidate<u32, ()>>],
     ) -> Candidate<u32, ()> {
         self.inner.add_element(element, neighbors)
-    }
-
-    fn link_back(
-        &mut self,
-        neighbor: &Candidate<u32, ()>,
-        layer: u8,
-        new: &Candidate<u32, ()>,
-        lm: usize,
-        check_existing: bool,
-    ) {
-        let check_first = check_existing && !self.tweaks.eager_back_links;
-        if let Some(slot) = back_link_slot(self, neighbor, new.clone(), layer, lm, check_first) {
-            self.set_neighbor(neighbor, layer, new.id, slot, check_existing);
-        }
     }
 
     fn set_neighbor(

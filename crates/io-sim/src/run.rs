@@ -3,13 +3,14 @@
 
 use super::disk::{DiskModel, HostModel, SimConfig, SimDisk};
 use super::graph::{CpuModel, PageMap, PagedStore, SerialStore};
-use crate::counters::IoCounters;
-use crate::heap::{HeapRowHints, TableRow};
-use crate::reader::forget_last_walk;
-use crate::settings::Settings;
-use crate::source::{BlockSource, Prefetched};
 use vector_hnsw::memory::InMemoryGraph;
 use vector_hnsw::{search, search_with_beam};
+use vector_io::counters::IoCounters;
+use vector_io::heap::forget_table_watch;
+use vector_io::heap::{HeapRowHints, TableRow};
+use vector_io::reader::forget_last_walk;
+use vector_io::settings::Settings;
+use vector_io::source::{BlockSource, Prefetched};
 
 /// Which walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,6 +175,7 @@ pub fn run(
     }
     let mut disk = SimDisk::new(sim);
     forget_last_walk();
+    forget_table_watch();
     match cache {
         Cache::Cold => disk.drop_caches(),
         Cache::ColdUpperLayers => {

@@ -3,8 +3,8 @@
 //! (`benches/results/disk-limit-2026-12-01.md`, `benches/results/cold-100k-768-2026-12-01.md`).
 //!
 //! ```sh
-//! cargo run --release -p vector-io --example predict            # calibration + predictions
-//! cargo run --release -p vector-io --example predict -- --quick # 20k rows, 100 queries
+//! cargo run --release -p vector-io-sim --example predict            # calibration + predictions
+//! cargo run --release -p vector-io-sim --example predict -- --quick # 20k rows, 100 queries
 //! ```
 //!
 //! The 100k × 768 graph takes minutes to build; it is kept in
@@ -12,13 +12,13 @@
 
 use std::path::PathBuf;
 use vector_hnsw::GraphParams;
-use vector_io::sim::disk::{key, Key};
-use vector_io::sim::run::{run, Cache, RunConfig, RunResult, TableModel, Walk};
-use vector_io::sim::{
+use vector_io::{BlockSource, IoMethod, Settings};
+use vector_io_sim::disk::{key, Key};
+use vector_io_sim::run::{run, Cache, RunConfig, RunResult, TableModel, Walk};
+use vector_io_sim::{
     cache::cached_graph, random_vectors, CpuModel, DiskModel, HostModel, PageMap, SimConfig,
     SimDisk,
 };
-use vector_io::{BlockSource, IoMethod, Settings};
 
 const EICS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 

@@ -1,7 +1,7 @@
 //! Index blocks a cold query reads under different placements of the same graph.
 //!
 //! ```sh
-//! cargo run --release -p vector-io --example placement_blocks -- ROWS DIMS [F32_FILE]
+//! cargo run --release -p vector-io-sim --example placement_blocks -- ROWS DIMS [F32_FILE]
 //! ```
 //!
 //! Vectors: the first ROWS rows of F32_FILE (little-endian float32, DIMS a row) and 300
@@ -10,9 +10,9 @@
 use vector_hnsw::memory::InMemoryGraph;
 use vector_hnsw::placement::{PagePacker, MISSES_BEFORE_FULL};
 use vector_hnsw::GraphParams;
-use vector_io::sim::run::{run, Cache, RunConfig, TableModel, Walk};
-use vector_io::sim::{build_graph, DiskModel, PageMap};
 use vector_io::{IoMethod, Settings};
+use vector_io_sim::run::{run, Cache, RunConfig, TableModel, Walk};
+use vector_io_sim::{build_graph, DiskModel, PageMap};
 
 fn clustered(n: usize, dims: usize, seed: u64) -> Vec<Vec<f32>> {
     let mut state = seed;

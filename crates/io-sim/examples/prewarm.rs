@@ -4,12 +4,12 @@
 //! placements.
 //!
 //! ```sh
-//! cargo run --release -p vector-io --example prewarm [-- ROWS [EIC]]   # default 20,000 x 768, eic 16
+//! cargo run --release -p vector-io-sim --example prewarm [-- ROWS [EIC]]   # default 20,000 x 768, eic 16
 //! ```
 
-use vector_io::sim::run::{run, upper_layer_blocks, Cache, RunConfig, Walk};
-use vector_io::sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 use vector_io::{IoMethod, Settings};
+use vector_io_sim::run::{run, upper_layer_blocks, Cache, RunConfig, Walk};
+use vector_io_sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -3,16 +3,16 @@
 //! `ef_search` whose recall is not below the defaults' (width 1, ef_search 40).
 //!
 //! ```sh
-//! cargo run --release -p vector-io --example beam [-- ROWS [EIC]]   # default 20,000 x 768, eic 16
+//! cargo run --release -p vector-io-sim --example beam [-- ROWS [EIC]]   # default 20,000 x 768, eic 16
 //! ```
 //!
 //! Shared buffers and the page cache hold the shares of the index that `cold.py`'s servers
 //! give it (as `predict` models them), scaled to ROWS.
 
 use vector_hnsw::memory::l2_squared;
-use vector_io::sim::run::{run, Cache, RunConfig, RunResult, Walk};
-use vector_io::sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 use vector_io::{IoMethod, Settings};
+use vector_io_sim::run::{run, Cache, RunConfig, RunResult, Walk};
+use vector_io_sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 
 const WIDTHS: [usize; 5] = [1, 2, 4, 8, 16];
 const EFS: [usize; 6] = [15, 20, 25, 30, 35, 40];

@@ -2,15 +2,15 @@
 //! with `prefetch` and `hnsw.prefetch_lookahead` 0 and 1, at eic 16 and 32.
 //!
 //! ```sh
-//! cargo run --release -p vector-io --example lookahead [-- ROWS]   # default 20,000 x 768
+//! cargo run --release -p vector-io-sim --example lookahead [-- ROWS]   # default 20,000 x 768
 //! ```
 //!
 //! Shared buffers and the page cache hold the shares of the index that `cold.py`'s servers
 //! give it (as `predict` models them), scaled to ROWS.
 
-use vector_io::sim::run::{run, Cache, RunConfig, Walk};
-use vector_io::sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 use vector_io::{IoMethod, Settings};
+use vector_io_sim::run::{run, Cache, RunConfig, Walk};
+use vector_io_sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 
 fn main() {
     let rows: usize = std::env::args()

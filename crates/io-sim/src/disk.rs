@@ -17,11 +17,11 @@
 //!
 //! Nothing reads a real clock: the same calls give the same times on every run.
 
-use crate::range::RangeWindow;
-use crate::source::{BlockNumber, BlockSource, Platform, Prefetched, Read, Strategy, Usage};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
 use std::time::Duration;
+use vector_io::range::RangeWindow;
+use vector_io::source::{BlockNumber, BlockSource, Platform, Prefetched, Read, Strategy, Usage};
 
 /// A block of one of the simulated relations (the index is relation 0).
 pub type Key = u64;

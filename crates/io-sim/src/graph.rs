@@ -3,16 +3,16 @@
 //! ([`PagedStore`], our walk) or one read at a time ([`SerialStore`], pgvector's walk).
 
 use super::disk::{SimDisk, SimPage};
-use crate::layout::BatchLayout;
-use crate::lookahead::Lookahead;
-use crate::pins::pin_limit;
-use crate::reader::BlockReader;
-use crate::settings::Settings;
-use crate::source::{BlockNumber, BlockSource};
 use vector_hnsw::level::SplitMix64;
 use vector_hnsw::memory::{l2_squared, InMemoryGraph};
 use vector_hnsw::placement::{shared_lists_first, PagePacker};
 use vector_hnsw::{Candidate, EntryPoint, GraphParams, GraphStore};
+use vector_io::layout::BatchLayout;
+use vector_io::lookahead::Lookahead;
+use vector_io::pins::pin_limit;
+use vector_io::reader::BlockReader;
+use vector_io::settings::Settings;
+use vector_io::source::{BlockNumber, BlockSource};
 
 /// Page size.
 const BLCKSZ: usize = 8192;

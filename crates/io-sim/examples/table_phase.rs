@@ -2,12 +2,12 @@
 //! `cold.py`'s table fetched without and with the scan's table hints.
 //!
 //! ```sh
-//! cargo run --release -p vector-io --example table_phase [-- ROWS]   # default 20,000 x 768
+//! cargo run --release -p vector-io-sim --example table_phase [-- ROWS]   # default 20,000 x 768
 //! ```
 
-use vector_io::sim::run::{run, Cache, RunConfig, TableModel, Walk};
-use vector_io::sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 use vector_io::{IoMethod, Settings};
+use vector_io_sim::run::{run, Cache, RunConfig, TableModel, Walk};
+use vector_io_sim::{cache::example_graph, random_vectors, DiskModel, PageMap};
 
 fn main() {
     let rows: usize = std::env::args()

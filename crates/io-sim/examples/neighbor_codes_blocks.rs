@@ -3,7 +3,7 @@
 //! carrying its neighbors' codes beside its links.
 //!
 //! ```sh
-//! cargo run --release -p vector-rabitq --example neighbor_codes_blocks -- \
+//! cargo run --release -p vector-io-sim --example neighbor_codes_blocks -- \
 //!     ROWS DIMS F32_FILE [EF,EF,...] [CACHE_MB] [BEAM,BEAM,...]
 //! ```
 //!

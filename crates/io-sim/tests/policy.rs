@@ -3,12 +3,12 @@
 use std::sync::OnceLock;
 use vector_hnsw::memory::InMemoryGraph;
 use vector_hnsw::{search, Candidate, EntryPoint, GraphParams, GraphStore};
-use vector_io::sim::{
-    build_graph, random_vectors, Call, CpuModel, DiskModel, PageMap, PagedStore, SimConfig, SimDisk,
-};
 use vector_io::{
     forget_last_walk, read_range, BatchLayout, BlockReader, BlockSource, HeapRowHints, IoMethod,
     Settings, Strategy, TableRow, Walk,
+};
+use vector_io_sim::{
+    build_graph, random_vectors, Call, CpuModel, DiskModel, PageMap, PagedStore, SimConfig, SimDisk,
 };
 
 const DIMS: usize = 768;
@@ -640,7 +640,7 @@ fn adaptive_look_ahead_costs_nothing_on_this_disk_and_keeps_the_budget() {
 
 #[test]
 fn a_cold_run_hints_its_rows_and_waits_less_for_them() {
-    use vector_io::sim::run::{run, Cache, RunConfig, TableModel, Walk};
+    use vector_io_sim::run::{run, Cache, RunConfig, TableModel, Walk};
     let f = fixture();
     let qs = queries(8);
     let cold = |table| {

@@ -1,7 +1,7 @@
 //! How a quantized hnsw index compares values: RaBitQ codes instead of vectors.
 //!
 //! A quantized index stores a code record (`vector_formats::hnsw_codes::CodeRecord`) where
-//! pgvector's format stores the vector, so [`Support`](super::typeinfo::Support) hands every
+//! pgvector's format stores the vector, so [`Support`](super::opclass::Support) hands every
 //! distance of a quantized index to a [`CodeSpace`]: a query (a value of the column's type)
 //! against a record is the estimate of `vector_rabitq`, a record against a record the
 //! code-to-code estimate. The exact distances of the final candidates come from the operator
