@@ -74,14 +74,14 @@ SELECT s.setdatabase <> 0 AS in_database, s.setrole <> 0 AS of_role,
 DROP INDEX gb_ivf;
 SET enable_seqscan = off;
 SET hnsw.ef_search = 200;
-EXPLAIN (COSTS OFF) SELECT id FROM gb_items ORDER BY v <-> '[10, 11, 20]' LIMIT 5;
+EXPLAIN (COSTS OFF) SELECT id FROM gb_items ORDER BY v <-> '[10.3, 11.2, 20.1]' LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT id FROM gb_items ORDER BY h <=> '[10, 1, 3]' LIMIT 5;
-SELECT array(SELECT id FROM gb_items ORDER BY v <-> '[10, 11, 20]' LIMIT 5) AS index_answer;
+SELECT array(SELECT id FROM gb_items ORDER BY v <-> '[10.3, 11.2, 20.1]' LIMIT 5) AS index_answer;
 SELECT array(SELECT id FROM (SELECT id FROM gb_items ORDER BY h <=> '[10, 1, 3]' LIMIT 5) s ORDER BY id)
   AS index_answer;
 RESET enable_seqscan;
 SET enable_indexscan = off;
-SELECT array(SELECT id FROM gb_items ORDER BY v <-> '[10, 11, 20]' LIMIT 5) AS exact_answer;
+SELECT array(SELECT id FROM gb_items ORDER BY v <-> '[10.3, 11.2, 20.1]' LIMIT 5) AS exact_answer;
 SELECT array(SELECT id FROM (SELECT id FROM gb_items ORDER BY h <=> '[10, 1, 3]' LIMIT 5) s ORDER BY id)
   AS exact_answer;
 RESET enable_indexscan;

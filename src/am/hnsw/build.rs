@@ -272,7 +272,7 @@ impl SerialBuild<'_> {
             return;
         };
         flush_graph(self.rel, graph, &self.checked, self.indtuples, why, None);
-        let graph = PageGraph::open(self.rel);
+        let graph = PageGraph::open(self.rel, options::graph_settings(self.rel));
         self.phase = Phase::Disk(Box::new(PageGraphWriter::new(graph, WriteMode::Build)));
     }
 }

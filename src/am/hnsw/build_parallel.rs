@@ -446,7 +446,10 @@ impl<'s> Participant<'s> {
         }
         let rel = self.rel;
         let writer = self.disk.get_or_insert_with(|| {
-            Box::new(PageGraphWriter::new(PageGraph::open(rel), WriteMode::Build))
+            Box::new(PageGraphWriter::new(
+                PageGraph::open(rel, options::graph_settings(rel)),
+                WriteMode::Build,
+            ))
         });
         let value = match self.vectors.as_ref() {
             Some((quantizer, _)) => stored_value(value, stored_record_size(quantizer)),

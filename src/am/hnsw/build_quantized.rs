@@ -19,6 +19,7 @@
 use crate::am::hnsw::build::{flush_graph, report_progress, BuildParams, NoLongerFits, ScanState};
 use crate::am::hnsw::build_parallel;
 use crate::am::hnsw::insert::{insert_on_disk, Levels};
+use crate::am::hnsw::options;
 use crate::opclass::codes::{dense_floats, CodeSpace, Dense};
 use crate::opclass::{Kernel, Support, Value};
 use crate::storage::temp_file::TempFile;
@@ -400,7 +401,7 @@ pub unsafe fn build(
                     rows.write_out(&quantizer, |output| {
                         flush_graph(rel, &graph, &checked, indtuples, why, Some(output))
                     });
-                    let pages = PageGraph::open(rel);
+                    let pages = PageGraph::open(rel, options::graph_settings(rel));
                     disk = Some(PageGraphWriter::new(pages, WriteMode::Build));
                 }
             }

@@ -21,7 +21,7 @@
 use crate::am::hnsw::options;
 use crate::am::shared::cost::{self, CostOutputs};
 use crate::storage::{Fork, Relation};
-use crate::stores::hnsw::page_graph;
+use crate::stores::hnsw::metapage;
 use pgrx::{pg_guard, pg_sys};
 use vector_formats::hnsw_codes::{CodeRecord, QuantizedSizes};
 
@@ -72,9 +72,9 @@ fn index_facts(index_oid: pg_sys::Oid) -> (i32, Option<QuantizedSizes>) {
     unsafe {
         let raw = pg_sys::index_open(index_oid, pg_sys::NoLock as pg_sys::LOCKMODE);
         let rel = Relation::from_raw(raw, Fork::Main);
-        let meta = page_graph::read_meta(rel);
+        let meta = metapage::read_meta(rel);
         let sizes = meta.is_quantized().then(|| {
-            let q = page_graph::read_quantizer(rel);
+            let q = metapage::read_quantizer(rel);
             let code = vector_rabitq::code_bytes(q.centroid.len(), u32::from(q.bits));
             QuantizedSizes::new(
                 CodeRecord::size(code),

@@ -12,6 +12,7 @@
 //! ([`store_vector`]) and the element is stored as its code record, which says where that slot
 //! is. When the row joins an element with the same vector instead, the slot is freed again.
 
+use crate::am::hnsw::options;
 use crate::opclass::Value;
 use crate::storage::{item_pointer_from, Fork, ItemPointer, Relation, WriteMode};
 use crate::stores::hnsw::page_graph::PageGraph;
@@ -130,7 +131,7 @@ pub unsafe extern "C-unwind" fn insert(
             item_pointer_from(heap_tid_ptr),
         )
     };
-    let graph = PageGraph::open(rel);
+    let graph = PageGraph::open(rel, options::graph_settings(rel));
     // SAFETY: the datum is a non-NULL value of the indexed column's type.
     let Some(value) = (unsafe { graph.support().index_value(datum) }) else {
         return false;

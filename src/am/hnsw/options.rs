@@ -13,6 +13,7 @@ use crate::storage::io::{IoMethod, Settings};
 use crate::storage::Relation;
 use crate::stores::hnsw::build_pages::Placement;
 use crate::stores::hnsw::format;
+use crate::stores::hnsw::page_graph::GraphSettings;
 use pgrx::pg_sys;
 use std::ffi::c_int;
 
@@ -481,6 +482,14 @@ pub fn vacuum_repair() -> vector_hnsw::RepairMode {
 
 /// The read settings now in effect: `hnsw.io_method`, `hnsw.prefetch_lookahead` and the hidden
 /// `hnsw.debug_heap_prefetch`.
+/// What the page graph of `rel` takes from its options and this session's settings.
+pub fn graph_settings(rel: Relation) -> GraphSettings {
+    GraphSettings {
+        ef_construction: ef_construction(rel),
+        io: io_settings(),
+    }
+}
+
 pub fn io_settings() -> Settings {
     Settings {
         method: io_method(),

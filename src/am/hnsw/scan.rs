@@ -192,7 +192,7 @@ pub unsafe extern "C-unwind" fn begin_scan(
     let scan = unsafe { pg_sys::RelationGetIndexScan(index, nkeys, norderbys) };
     // SAFETY: the index stays open until the scan ends, which outlives the state.
     let rel = unsafe { Relation::from_raw(index, Fork::Main) };
-    let graph = PageGraph::open(rel);
+    let graph = PageGraph::open(rel, options::graph_settings(rel));
     let max_memory =
         vector_hnsw::scan::memory_limit(options::work_mem_kb(), options::scan_mem_multiplier());
     // SAFETY: creates a child of the current context, deleted with it or in end_scan.
@@ -360,7 +360,7 @@ pub unsafe extern "C-unwind" fn get_tuple(
         max_memory: state.max_memory,
         ..options::scan_params()
     };
-    state.graph.refresh_io_settings();
+    state.graph.apply_io_settings(options::io_settings());
     if state.search.is_none() {
         // SAFETY: scan is a live descriptor of an open index.
         let query = unsafe { start_scan(scan, &state.graph) };

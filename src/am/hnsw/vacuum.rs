@@ -30,7 +30,7 @@ pub unsafe extern "C-unwind" fn bulk_delete(
     // SAFETY: Postgres passes a valid IndexVacuumInfo whose index is open and locked for the
     // whole call.
     let rel = unsafe { Relation::from_raw((*info).index, Fork::Main) };
-    let graph = PageGraph::open(rel);
+    let graph = PageGraph::open(rel, options::graph_settings(rel));
     let params = GraphParams {
         m: graph.m(),
         ef_construction: graph.ef_construction(),

@@ -20,21 +20,21 @@
 //! Writers (build, insert, vacuum) wrap a `PageGraph` and use its accessors; this type itself
 //! never changes a page.
 
-use crate::am::hnsw::options;
 use crate::opclass::codes::{CodeSpace, Dense};
 use crate::opclass::{Method, QueryDistance, Support, TypeInfo, Value, ValueKind};
-use crate::storage::io::{BlockReader, IoCounters, RelationBlocks};
+use crate::storage::io::{BlockReader, IoCounters, RelationBlocks, Settings};
 use crate::storage::pinned::{self, PinnedPage};
 use crate::storage::{
     BlockNumber, ItemPointer, OffsetNumber, PageLock, PageLockMode, PageRef, ReadMode, Relation,
 };
 use crate::stores::hnsw::format::{
-    layer_m, ElementView, EntryPoint as MetaEntry, MetaPage, NeighborView, HEAPTIDS,
-    METAPAGE_BLKNO, PAGE_ID, SCAN_LOCK, UPDATE_LOCK,
+    layer_m, ElementView, EntryPoint as MetaEntry, MetaPage, NeighborView, HEAPTIDS, PAGE_ID,
+    SCAN_LOCK, UPDATE_LOCK,
 };
+use crate::stores::hnsw::metapage::{read_meta, read_quantizer};
 use crate::stores::hnsw::vector_pages::VectorPages;
 use std::rc::Rc;
-use vector_formats::hnsw_codes::{CodeRecord, QuantizerMeta};
+use vector_formats::hnsw_codes::CodeRecord;
 use vector_hnsw::storage::GraphLock;
 use vector_hnsw::{Candidate, EntryPoint, GraphStore, RerankStore};
 use vector_io::{BatchLayout, Lookahead};
@@ -131,6 +131,18 @@ const PLACEHOLDER: Element = Candidate {
     },
 };
 
+/// What a page graph takes from the index's options and the session's settings. The access
+/// method's callbacks read them once (`am/hnsw/options.rs`) and pass them down; no store reads
+/// a setting itself.
+#[derive(Clone, Copy, Debug)]
+pub struct GraphSettings {
+    /// `ef_construction` of the index's options: the candidate list of the searches that
+    /// inserts and repairs run.
+    pub ef_construction: usize,
+    /// How reads overlap (`hnsw.io_method`, `hnsw.prefetch_lookahead`, the table-row hints).
+    pub io: Settings,
+}
+
 /// The index's graph, read through the buffer manager.
 pub struct PageGraph {
     rel: Relation,
@@ -138,6 +150,8 @@ pub struct PageGraph {
     m: usize,
     ef_construction: usize,
     dimensions: u32,
+    /// How reads overlap, as the access method read the settings.
+    io: Settings,
     /// Heavyweight page locks taken through `GraphStore::lock`, most recent last.
     locks: Vec<(GraphLock, PageLock)>,
     /// Scratch for `load`: the batch's blocks and which ids are on each.
@@ -157,15 +171,28 @@ pub struct PageGraph {
 }
 
 impl PageGraph {
-    /// An existing index: `m` and the dimensions from its metapage, `ef_construction` from its
-    /// options, support functions from its operator class.
-    /// Scans read with `effective_io_concurrency`; writers switch to maintenance reads with
-    /// [`for_writing`](Self::for_writing).
-    pub fn open(rel: Relation) -> Self {
+    /// An existing index: `m` and the dimensions from its metapage, support functions from its
+    /// operator class, the rest from `settings`. Scans read with `effective_io_concurrency`;
+    /// writers switch to maintenance reads with [`for_writing`](Self::for_writing).
+    pub fn open(rel: Relation, settings: GraphSettings) -> Self {
         let meta = read_meta(rel);
-        let mut graph =
-            PageGraph::with_params(rel, usize::from(meta.m), options::ef_construction(rel));
-        graph.dimensions = meta.dimensions;
+        let rel = rel.with_page_id(PAGE_ID);
+        let mut graph = PageGraph {
+            rel,
+            support: Support::for_index(rel, Method::Hnsw),
+            m: usize::from(meta.m),
+            ef_construction: settings.ef_construction,
+            dimensions: meta.dimensions,
+            io: settings.io,
+            locks: Vec::new(),
+            layout: BatchLayout::default(),
+            pins: Vec::new(),
+            reader: RelationBlocks::reader(rel, false, settings.io),
+            layer: 0,
+            lookahead: Lookahead::default(),
+            vectors: None,
+            vector_tids: Vec::new(),
+        };
         if meta.is_quantized() {
             let quantizer = read_quantizer(rel);
             let space = CodeSpace::from_meta(&quantizer, dense_of(graph.type_info()));
@@ -179,43 +206,25 @@ impl PageGraph {
         self.support.codes().is_some()
     }
 
-    /// An index whose metapage is not written yet (a build): `m` and `ef_construction` as
-    /// given; dimensions 0 until [`set_dimensions`] (a build takes them from
-    /// `opclass::check_build_column`).
-    ///
-    /// [`set_dimensions`]: Self::set_dimensions
-    pub fn with_params(rel: Relation, m: usize, ef_construction: usize) -> Self {
-        let rel = rel.with_page_id(PAGE_ID);
-        PageGraph {
-            rel,
-            support: Support::for_index(rel, Method::Hnsw),
-            m,
-            ef_construction,
-            dimensions: 0,
-            locks: Vec::new(),
-            layout: BatchLayout::default(),
-            pins: Vec::new(),
-            reader: RelationBlocks::reader(rel, false, options::io_settings()),
-            layer: 0,
-            lookahead: Lookahead::default(),
-            vectors: None,
-            vector_tids: Vec::new(),
-        }
-    }
-
     /// Reads as a writer (insert, build, vacuum): `maintenance_io_concurrency`.
     pub fn for_writing(mut self) -> Self {
-        self.reader = RelationBlocks::reader(self.rel, true, options::io_settings());
+        self.reader = RelationBlocks::reader(self.rel, true, self.io);
         self
     }
 
-    /// Takes the current `hnsw.io_method` and `hnsw.prefetch_lookahead` (a scan does at each
-    /// fetch, as settings may change between fetches of a cursor).
-    pub fn refresh_io_settings(&mut self) {
-        self.reader.apply(options::io_settings());
+    /// Reads with `io` from now on (a scan passes the current settings at each fetch, as they
+    /// may change between fetches of a cursor).
+    pub fn apply_io_settings(&mut self, io: Settings) {
+        self.io = io;
+        self.reader.apply(io);
         if let Some(vectors) = self.vectors.as_mut() {
-            vectors.refresh_io_settings();
+            vectors.apply_io_settings(io);
         }
+    }
+
+    /// The read settings in force.
+    pub fn io_settings(&self) -> Settings {
+        self.io
     }
 
     /// The reranks' vector pages, if any were read.
@@ -401,28 +410,6 @@ impl PageGraph {
     }
 }
 
-/// Reads the metapage of `rel` under a share lock.
-pub fn read_meta(rel: Relation) -> MetaPage {
-    let guard = rel
-        .with_page_id(PAGE_ID)
-        .read_page(METAPAGE_BLKNO, ReadMode::Shared);
-    match MetaPage::decode(guard.page().contents()) {
-        Ok(meta) => meta,
-        Err(_) => pgrx::error!("hnsw index is not valid"),
-    }
-}
-
-/// The quantizer section of a quantized index's metapage, read under a share lock.
-pub fn read_quantizer(rel: Relation) -> QuantizerMeta {
-    let guard = rel
-        .with_page_id(PAGE_ID)
-        .read_page(METAPAGE_BLKNO, ReadMode::Shared);
-    match QuantizerMeta::decode(guard.page().contents()) {
-        Ok(meta) => meta,
-        Err(e) => pgrx::error!("hnsw index is not valid: {e}"),
-    }
-}
-
 /// The element type of an indexed column a quantized index can have.
 pub fn dense_of(type_info: &TypeInfo) -> Dense {
     match type_info.kind {
@@ -533,10 +520,10 @@ impl RerankStore for PageGraph {
         candidates: &[Element],
         out: &mut Vec<Option<f64>>,
     ) {
-        let (rel, support) = (self.rel, &self.support);
+        let (rel, support, io) = (self.rel, &self.support, self.io);
         let vectors = self
             .vectors
-            .get_or_insert_with(|| VectorPages::open(rel, support.exact()));
+            .get_or_insert_with(|| VectorPages::open(rel, support.exact(), io));
         self.vector_tids.clear();
         self.vector_tids
             .extend(candidates.iter().map(|c| c.meta.vector));

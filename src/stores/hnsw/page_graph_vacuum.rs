@@ -19,7 +19,6 @@
 //!   and invalid slots, element and neighbor page in one WAL record. The first page with a
 //!   deleted element becomes the insert page, written to the metapage last.
 
-use crate::am::hnsw::options;
 use crate::opclass::Value;
 use crate::storage::io::{read_chain_page, ChainHints, IoMethod, RelationBlocks};
 use crate::storage::page::INVALID_BLOCK_NUMBER;
@@ -97,7 +96,7 @@ impl VacuumGraph {
         assert_eq!(writer.mode(), WriteMode::Wal, "vacuum is WAL-logged");
         let rel = writer.graph().relation();
         let hints = ChainHints::new(
-            options::io_settings().method != IoMethod::Off,
+            writer.graph().io_settings().method != IoMethod::Off,
             RelationBlocks::new(rel, true).platform().io_concurrency,
             Relation::combine_limit(),
         )

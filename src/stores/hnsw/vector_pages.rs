@@ -15,9 +15,8 @@
 //! the new one), and never together with a graph page or the metapage, so these locks cannot
 //! take part in a deadlock.
 
-use crate::am::hnsw::options;
 use crate::opclass::{Support, Value};
-use crate::storage::io::RelationBlocks;
+use crate::storage::io::{RelationBlocks, Settings};
 use crate::storage::page::ITEM_ID_SIZE;
 use crate::storage::pinned::{self, PinnedPage};
 use crate::storage::PageRef;
@@ -27,6 +26,7 @@ use crate::storage::{
 use crate::stores::hnsw::format::{
     new_opaque, PageOpaque, MAX_ITEM_SIZE, METAPAGE_BLKNO, OPAQUE_SIZE,
 };
+use crate::stores::hnsw::metapage::read_quantizer;
 use vector_formats::hnsw_codes::{
     is_vector_page, QuantizerMeta, VectorView, NO_VECTOR_PAGE, VECTOR_PAGE,
 };
@@ -73,24 +73,21 @@ pub struct VectorPages {
 }
 
 impl VectorPages {
-    /// The vector pages of `rel`, compared with the operator class's own distance.
-    pub fn open(rel: Relation, exact: Support) -> Self {
+    /// The vector pages of `rel`, compared with the operator class's own distance, read with
+    /// `io`.
+    pub fn open(rel: Relation, exact: Support, io: Settings) -> Self {
         VectorPages {
             exact,
-            reader: BlockReader::for_walk(
-                RelationBlocks::new(rel, false),
-                options::io_settings(),
-                Walk::Rerank,
-            ),
+            reader: BlockReader::for_walk(RelationBlocks::new(rel, false), io, Walk::Rerank),
             layout: BatchLayout::default(),
             pins: Vec::new(),
             blocks: 0,
         }
     }
 
-    /// Takes the current read settings (a scan does at each fetch).
-    pub fn refresh_io_settings(&mut self) {
-        self.reader.apply(options::io_settings());
+    /// Reads with `io` from now on (a scan passes the current settings at each fetch).
+    pub fn apply_io_settings(&mut self, io: Settings) {
+        self.reader.apply(io);
     }
 
     /// What the reranks' reads did so far.
@@ -148,7 +145,7 @@ impl VectorPages {
 
 /// The quantizer section of the metapage, and its vector insert page.
 fn vector_insert_page(rel: Relation) -> BlockNumber {
-    crate::stores::hnsw::page_graph::read_quantizer(rel).vector_insert_page
+    read_quantizer(rel).vector_insert_page
 }
 
 /// Records `block` as the metapage's vector insert page.
