@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The file-level import graph of the Rust sources, from the code's own paths.
 
-Every `use` tree and every `crate::`, `super::` and `self::` path in a file is resolved to the
-module file it names (the longest prefix that is a module of the same crate); an edge goes from
-the file to that module's file. A module's `mod child;` declaration is not an import.
+Every `use` tree and every `crate::`, `super::` and `self::` path in a file (and a path that
+starts with one of its child modules) is resolved to the module file it names (the longest
+prefix that is a module of the same crate); an edge goes from the file to that module's file. A
+module's `mod child;` declaration is not an import, but its `pub use child::Item` is.
 
 Checks (exit 1 and a list when one fails):
   * no import cycle: no two files reach each other (strongly connected components of one file);
-  * layering: no file under src/stores/, src/storage/ or src/opclass/ imports a file under
-    src/am/ (the callbacks sit on top; what stores need lives below them).
+  * layering, top to bottom (docs/design.md, "Layout"): the callbacks (src/am/ but am/shared),
+    what both methods share (src/am/shared/), the page stores (src/stores/), then the type and
+    the FFI guards (src/opclass/, src/types/, src/storage/, src/fmgr.rs, src/out_of_memory.rs).
+    No file imports one of a layer above its own. (The crates cannot import the extension.)
 
     python3 tests/import_graph.py            # check
     python3 tests/import_graph.py --cycles   # list every cycle's files, even when checking fails
@@ -21,8 +24,25 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Files under these folders must not import files under src/am/.
-BELOW_AM = ("src/stores/", "src/storage/", "src/opclass/")
+# The extension's layers, top (0) to bottom; files outside them (lib.rs, the pg_test modules)
+# are not ranked.
+LAYERS = [
+    ("src/am/shared/", 1),
+    ("src/am/", 0),
+    ("src/stores/", 2),
+    ("src/opclass/", 3),
+    ("src/types/", 3),
+    ("src/storage/", 3),
+    ("src/fmgr.rs", 3),
+    ("src/out_of_memory.rs", 3),
+]
+
+
+def layer(path: str) -> int | None:
+    for prefix, rank in LAYERS:
+        if path.startswith(prefix):
+            return rank
+    return None
 
 
 def crates() -> list[Path]:
@@ -102,6 +122,19 @@ def use_paths(tree: str, prefix: list[str]) -> list[list[str]]:
     return [prefix + segs]
 
 
+def inline_modules(code: str):
+    """A function of a position in `code`: the names of the inline modules (`mod name { ... }`)
+    it lies in, outermost first."""
+    spans = []
+    for m in re.finditer(r"\bmod\s+(\w+)\s*\{", code):
+        depth, i = 1, m.end()
+        while i < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        spans.append((m.end(), i, m.group(1)))
+    return lambda pos: [name for start, end, name in spans if start <= pos < end]
+
+
 def module_files(root: Path) -> dict[tuple[str, ...], Path]:
     mods: dict[tuple[str, ...], Path] = {}
     for f in root.rglob("*.rs"):
@@ -122,15 +155,18 @@ def graph() -> dict[Path, set[Path]]:
         by_file = {f: m for m, f in mods.items()}
         for f, mod in by_file.items():
             code = strip(f.read_text())
-            paths: list[list[str]] = []
+            inline = inline_modules(code)
+            # (path, the module path it is written in): a file's own module path, deeper inside
+            # an inline `mod name { ... }`; for super:: and self::
+            paths: list[tuple[list[str], list[str]]] = []
             for m in re.finditer(r"\buse\s+([^;]+);", code):
-                paths += use_paths(m.group(1), [])
+                where = list(mod) + inline(m.start())
+                paths += [(p, where) for p in use_paths(m.group(1), [])]
             for m in re.finditer(r"\b(?:crate|super|self)(?:\s*::\s*\w+)+", code):
-                paths.append([s.strip() for s in m.group(0).split("::")])
-            # a file's own module path, for super:: and self::; mod.rs files are their folder
-            here = list(mod)
+                where = list(mod) + inline(m.start())
+                paths.append(([s.strip() for s in m.group(0).split("::")], where))
             targets: set[Path] = set()
-            for p in paths:
+            for p, here in paths:
                 if not p:
                     continue
                 if p[0] == "crate":
@@ -143,6 +179,8 @@ def graph() -> dict[Path, set[Path]]:
                             base = base[:-1]
                         segs = segs[1:]
                     full = base + segs
+                elif tuple(here + [p[0]]) in mods:
+                    full = here + p  # a child module, by its relative path
                 else:
                     continue  # another crate, std, or a name in scope
                 for k in range(len(full), -1, -1):
@@ -210,10 +248,10 @@ def main() -> int:
                 if b in comp:
                     problems.append(f"    {rel(a)} -> {rel(b)}")
     for a, targets in sorted(edges.items()):
-        if rel(a).startswith(BELOW_AM):
-            for b in sorted(targets):
-                if rel(b).startswith("src/am/"):
-                    problems.append(f"upward import: {rel(a)} -> {rel(b)}")
+        for b in sorted(targets):
+            la, lb = layer(rel(a)), layer(rel(b))
+            if la is not None and lb is not None and lb < la:
+                problems.append(f"upward import: {rel(a)} -> {rel(b)}")
     files = len(edges)
     n_edges = sum(len(t) for t in edges.values())
     if problems:

@@ -73,7 +73,7 @@ run_suite() {
       tests/clients/run.sh "$work/clients"
     ;;
   lint) cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings &&
-    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q && python3 tests/readme_figures.py ;;
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q && python3 tests/readme_figures.py && python3 tests/import_graph.py ;;
   *) echo "unknown suite $1"; return 2 ;;
   esac
 }

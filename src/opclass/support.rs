@@ -121,13 +121,6 @@ impl Support {
         self.distance.kernel
     }
 
-    /// Always go through the function manager (to compare both paths).
-    pub fn without_fast_path(mut self) -> Self {
-        self.pair = None;
-        self.pair4 = None;
-        self
-    }
-
     /// Whether the operator class normalizes values (support function 2, cosine distance).
     pub fn normalizes(&self) -> bool {
         self.norm.is_some()

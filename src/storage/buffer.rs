@@ -1,10 +1,15 @@
 //! Buffer guards: a locked page ([`PageReadGuard`]) and a unit of page changes
 //! ([`PageWriteGuard`]). The rules are in the module documentation of [`crate::storage`].
 
-use super::page::{self, BlockNumber, OffsetNumber, PageRef, BLCKSZ, INVALID_OFFSET_NUMBER};
-use super::Relation;
+#[cfg(not(feature = "pg15"))]
+use crate::storage::relation::buffer_manager_relation;
+use crate::storage::relation::Relation;
+use crate::storage::strategy::AccessStrategy;
 use pgrx::pg_sys;
 use std::marker::PhantomData;
+use vector_formats::page::{
+    self, BlockNumber, OffsetNumber, PageRef, BLCKSZ, INVALID_OFFSET_NUMBER,
+};
 
 /// Pages one [`PageWriteGuard`] can change together (`MAX_GENERIC_XLOG_PAGES`).
 pub const MAX_WRITE_PAGES: usize = 4;
@@ -311,7 +316,7 @@ impl PageWriteGuard {
     }
 
     /// [`PageWriteGuard::add_new_page`] with a page the caller added to the fork already
-    /// (from [`super::ExtendedPages`]).
+    /// (from [`ExtendedPages`]).
     pub fn add_extended_page(&mut self, guard: PageReadGuard, special_size: usize) -> usize {
         assert!(
             self.pages.len() < MAX_WRITE_PAGES,
@@ -500,5 +505,175 @@ impl PageMut<'_> {
     /// Sets `pd_lower` (a metapage marks the end of its data with it).
     pub fn set_lower(&mut self, lower: u16) {
         page::set_lower(self.bytes_mut(), lower)
+    }
+}
+
+impl Relation {
+    /// Reads `block` into a buffer and locks it.
+    pub fn read_page(&self, block: BlockNumber, mode: ReadMode) -> PageReadGuard {
+        PageReadGuard::read(*self, block, mode, std::ptr::null_mut())
+    }
+
+    /// [`read_page`](Self::read_page) through a buffer access strategy (for whole-index passes
+    /// such as vacuum, so they do not evict the rest of shared buffers).
+    pub fn read_page_with(
+        &self,
+        block: BlockNumber,
+        mode: ReadMode,
+        strategy: &AccessStrategy,
+    ) -> PageReadGuard {
+        PageReadGuard::read(*self, block, mode, strategy.raw)
+    }
+
+    /// Adds a block at the end of the fork and returns it exclusively locked. The page is all
+    /// zeros: initialize it before anything else sees it, normally by registering it in a
+    /// write guard with [`Image::Full`] (see [`PageWriteGuard::add_new_page`]).
+    pub fn new_page(&self) -> PageReadGuard {
+        // SAFETY: the relation is open; extend_locked returns a pinned buffer that is
+        // exclusively locked, which is what from_locked takes ownership of.
+        unsafe { PageReadGuard::from_locked(extend_locked(*self), ReadMode::Exclusive) }
+    }
+
+    /// Adds up to `count` blocks to the end of the fork in one call to the buffer manager; see
+    /// [`ExtendedPages`]. It adds fewer when this backend may not pin that many more buffers
+    /// (at least one), and none on PostgreSQL 15: callers add the rest later or one at a time.
+    pub fn extend_by(&self, count: u32) -> ExtendedPages {
+        #[cfg(not(feature = "pg15"))]
+        let buffers = {
+            let mut buffers = vec![0 as pg_sys::Buffer; count as usize];
+            let mut added = 0u32;
+            if count > 0 {
+                let bmr = buffer_manager_relation(*self);
+                // SAFETY: the relation is open (Relation's contract); `buffers` has room for
+                // `count`. ExtendBufferedRelBy takes the extension lock itself and returns
+                // `added` new buffers pinned, not locked (fewer than asked past the pin limit).
+                unsafe {
+                    pg_sys::ExtendBufferedRelBy(
+                        bmr,
+                        self.fork.number(),
+                        std::ptr::null_mut(),
+                        0,
+                        count,
+                        buffers.as_mut_ptr(),
+                        &mut added,
+                    );
+                }
+            }
+            buffers.truncate(added as usize);
+            buffers.into_iter().collect()
+        };
+        #[cfg(feature = "pg15")]
+        let buffers = {
+            let _ = count;
+            std::collections::VecDeque::new()
+        };
+        ExtendedPages { buffers }
+    }
+
+    /// Reads `block`, locks it exclusively and opens a write guard on it (slot 0).
+    pub fn write_page(&self, block: BlockNumber, mode: WriteMode) -> PageWriteGuard {
+        let mut guard = PageWriteGuard::begin(*self, mode);
+        guard.register(self.read_page(block, ReadMode::Exclusive), Image::Delta);
+        guard
+    }
+
+    /// A write guard with no page registered yet.
+    pub fn begin_write(&self, mode: WriteMode) -> PageWriteGuard {
+        PageWriteGuard::begin(*self, mode)
+    }
+}
+
+/// Extends the fork by one block; returns the new buffer pinned and exclusively locked.
+///
+/// # Safety
+///
+/// `rel` wraps an open relation.
+#[cfg(feature = "pg15")]
+unsafe fn extend_locked(rel: Relation) -> pg_sys::Buffer {
+    /// Holds the relation extension lock; released on drop, also when unwinding.
+    struct ExtensionLock(pg_sys::Relation);
+    impl Drop for ExtensionLock {
+        fn drop(&mut self) {
+            // SAFETY: the lock was taken on this open relation by the code that built self.
+            unsafe {
+                pg_sys::UnlockRelationForExtension(
+                    self.0,
+                    pg_sys::ExclusiveLock as pg_sys::LOCKMODE,
+                )
+            }
+        }
+    }
+    // SAFETY: the relation is open (caller's contract). P_NEW under the extension lock gives a
+    // block nobody else can be handed; it is locked before the extension lock is released, as
+    // pgvector does.
+    unsafe {
+        pg_sys::LockRelationForExtension(rel.raw, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
+        let _extension = ExtensionLock(rel.raw);
+        let buffer = pg_sys::ReadBufferExtended(
+            rel.raw,
+            rel.fork.number(),
+            pg_sys::InvalidBlockNumber,
+            pg_sys::ReadBufferMode::RBM_NORMAL,
+            std::ptr::null_mut(),
+        );
+        pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
+        buffer
+    }
+}
+
+/// Extends the fork by one block; returns the new buffer pinned and exclusively locked.
+///
+/// # Safety
+///
+/// `rel` wraps an open relation.
+#[cfg(not(feature = "pg15"))]
+unsafe fn extend_locked(rel: Relation) -> pg_sys::Buffer {
+    let bmr = buffer_manager_relation(rel);
+    // SAFETY: the relation is open (caller's contract). ExtendBufferedRel takes and releases
+    // the extension lock itself and, with EB_LOCK_FIRST, returns the buffer exclusively locked.
+    unsafe {
+        pg_sys::ExtendBufferedRel(
+            bmr,
+            rel.fork.number(),
+            std::ptr::null_mut(),
+            pg_sys::ExtendBufferedFlags::EB_LOCK_FIRST,
+        )
+    }
+}
+
+/// New blocks at the end of a fork ([`Relation::extend_by`]), handed out in block order, each
+/// pinned until taken. Adding many at once is one call to the buffer manager instead of one
+/// per page, and past 8 blocks Postgres reserves the file space instead of writing zeros.
+/// While nobody else extends the fork (an index build), they are the blocks that adding pages
+/// one at a time would give.
+pub struct ExtendedPages {
+    buffers: std::collections::VecDeque<pg_sys::Buffer>,
+}
+
+impl ExtendedPages {
+    /// The next block, locked exclusively.
+    pub fn take(&mut self) -> Option<PageReadGuard> {
+        let buffer = self.buffers.pop_front()?;
+        // SAFETY: extend_by pinned the buffer once and did not lock it; the pin moves to the
+        // guard, and this set forgets it.
+        Some(unsafe { PageReadGuard::lock_pinned(buffer) })
+    }
+
+    /// Blocks not taken yet.
+    pub fn len(&self) -> usize {
+        self.buffers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buffers.is_empty()
+    }
+}
+
+impl Drop for ExtendedPages {
+    fn drop(&mut self) {
+        for &buffer in &self.buffers {
+            // SAFETY: each buffer left holds one pin of ours, taken by extend_by.
+            unsafe { pg_sys::ReleaseBuffer(buffer) };
+        }
     }
 }

@@ -15,11 +15,14 @@
 //!   at a time, with no other lock held while waiting.
 //! * Keep at most [`pin_limit`] pages pinned at once.
 
-use super::buffer::{PageReadGuard, ReadMode};
-use super::page::{self, BlockNumber, OffsetNumber, BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
-use super::Relation;
+use crate::storage::buffer::{PageReadGuard, ReadMode};
+use crate::storage::relation::Relation;
+use crate::storage::strategy::AccessStrategy;
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicU32, Ordering};
+use vector_formats::page::{
+    self, BlockNumber, OffsetNumber, BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE,
+};
 
 /// Bytes per CPU cache line prefetched.
 const CACHE_LINE: usize = 64;
@@ -164,4 +167,36 @@ fn prefetch(ptr: *const u8) {
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = ptr;
+}
+
+impl Relation {
+    /// Reads `block` into a buffer and pins it, without locking it.
+    #[inline]
+    pub fn pin_page(&self, block: BlockNumber) -> PinnedPage {
+        self.pin_page_with(block, None)
+    }
+
+    /// [`pin_page`](Self::pin_page) with a buffer access strategy.
+    #[inline]
+    pub fn pin_page_with(
+        &self,
+        block: BlockNumber,
+        strategy: Option<&AccessStrategy>,
+    ) -> PinnedPage {
+        self.check_block(block);
+        let strategy = strategy.map_or(std::ptr::null_mut(), |s| s.raw);
+        // SAFETY: the relation is open (Relation's contract); the strategy is null or live (it
+        // is borrowed); if the read fails Postgres raises an ERROR and its resource owner drops
+        // any pin taken on the way.
+        unsafe {
+            let buffer = pg_sys::ReadBufferExtended(
+                self.raw,
+                self.fork.number(),
+                block,
+                pg_sys::ReadBufferMode::RBM_NORMAL,
+                strategy,
+            );
+            PinnedPage::from_pinned(*self, buffer, block)
+        }
+    }
 }

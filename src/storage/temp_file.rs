@@ -111,12 +111,6 @@ impl TempFile {
         }
     }
 
-    /// Moves to `offset` (bytes from the start) for reading.
-    pub fn rewind_to(&mut self, offset: u64) {
-        self.seek(offset);
-        self.at_end = offset == self.len;
-    }
-
     fn seek(&mut self, offset: u64) {
         let fileno = (offset / SEGMENT) as i32;
         let within = (offset % SEGMENT) as pg_sys::off_t;

@@ -563,10 +563,6 @@ impl<'a> ElementMut<'a> {
         self.bytes[ELEMENT_VERSION] = version;
     }
 
-    pub fn set_neighbor_tid(&mut self, tid: ItemPointer) {
-        tid.encode(&mut self.bytes[ELEMENT_NEIGHBORTID..ELEMENT_UNUSED]);
-    }
-
     /// Rewrites the heap TID slots: `tids` first, the rest invalid.
     pub fn set_heap_tids(&mut self, tids: &[ItemPointer]) {
         assert!(tids.len() <= HEAPTIDS, "too many heap TIDs");

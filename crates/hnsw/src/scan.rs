@@ -152,11 +152,6 @@ impl<S: GraphStore> Scan<S> {
         self.state.out_of_memory
     }
 
-    /// Number of elements waiting in the discarded queue.
-    pub fn discarded_len(&self) -> usize {
-        self.state.discarded.as_ref().map_or(0, |d| d.len())
-    }
-
     /// Next live element, nearest first; `None` when the scan is over.
     pub fn next(&mut self, store: &mut S) -> Option<Candidate<S::Id, S::Meta>> {
         if !self.started {

@@ -3,8 +3,6 @@
 //! [`crate::stores::hnsw`].
 
 pub mod build;
-pub mod build_parallel;
-pub mod build_quantized;
 pub mod check;
 pub mod cost;
 pub mod handler;

@@ -21,6 +21,7 @@
 
 use crate::am::ivfflat::insert::index_value;
 use crate::am::ivfflat::options;
+use crate::am::shared::build::{maintenance_work_mem_kb, report_progress, TableScan};
 use crate::am::shared::parallel::{Coordinate, MethodChunks, ParallelBuild, Plan, WorkerSegment};
 use crate::am::shared::sort::Tuplesort;
 use crate::opclass::{self, Method, Support, TypeInfo, Value, ValueKind};
@@ -34,9 +35,8 @@ use crate::stores::ivfflat::format::{
     encode_list_tuple, list_tuple_size, new_opaque, MetaPage, META_PD_LOWER, OPAQUE_SIZE,
 };
 use crate::stores::ivfflat::lists;
-use pgrx::{pg_guard, pg_sys, PgMemoryContexts};
+use pgrx::{pg_guard, pg_sys};
 use std::collections::VecDeque;
-use std::ffi::c_void;
 use vector_formats::page::{maxalign, ChainOpaque, INVALID_BLOCK_NUMBER};
 use vector_formats::varlena::{
     bit_size, dense_size, header_4b, read_bit, read_halfvec, read_vector, BIT_HEADER,
@@ -51,17 +51,6 @@ pub const PHASE_KMEANS: i64 = 2;
 pub const PHASE_ASSIGN: i64 = 3;
 /// pgvector's `PROGRESS_IVFFLAT_PHASE_LOAD`.
 pub const PHASE_LOAD: i64 = 4;
-
-fn report_progress(param: u32, value: i64) {
-    // SAFETY: updates this backend's progress slot; a no-op when no command is tracked.
-    unsafe { pg_sys::pgstat_progress_update_param(param as i32, value) }
-}
-
-/// `maintenance_work_mem` in kB.
-fn maintenance_work_mem_kb() -> usize {
-    // SAFETY: a plain int GUC of the server, read by value.
-    usize::try_from(unsafe { pg_sys::maintenance_work_mem }).unwrap_or(0)
-}
 
 /// Raises pgvector's error when `total` bytes exceed `maintenance_work_mem`.
 fn check_memory(total: Result<usize, memory::Overflow>) -> usize {
@@ -224,8 +213,6 @@ struct Sampler<'a> {
     sample_rows: f64,
     rows_to_skip: f64,
     reservoir: pg_sys::ReservoirStateData,
-    /// Reset after each tuple.
-    tmp_ctx: PgMemoryContexts,
 }
 
 /// The assignment scan's state, in the leader or a parallel worker.
@@ -236,8 +223,6 @@ struct Assigner<'a> {
     distances: Vec<f64>,
     sort: Tuplesort,
     indexed: i64,
-    /// Reset after each tuple.
-    tmp_ctx: PgMemoryContexts,
 }
 
 /// `ambuild`.
@@ -323,7 +308,6 @@ unsafe fn build_index(
         rows_to_skip: -1.0,
         // SAFETY: a plain C struct, initialized by reservoir_init_selection_state before use.
         reservoir: unsafe { std::mem::zeroed() },
-        tmp_ctx: PgMemoryContexts::new("Ivfflat build temporary context"),
     };
     if let Some(heap) = heap {
         // SAFETY: per the contract.
@@ -473,7 +457,6 @@ impl<'a> Assigner<'a> {
             centers,
             sort,
             indexed: 0,
-            tmp_ctx: PgMemoryContexts::new("Ivfflat build temporary context"),
         }
     }
 }
@@ -492,19 +475,10 @@ unsafe fn assign_scan(
     scan: pg_sys::TableScanDesc,
     progress: bool,
 ) -> f64 {
-    // SAFETY: per the contract; the callback gets the assigner back during this call only.
-    unsafe {
-        pg_sys::table_index_build_scan(
-            heap,
-            index,
-            index_info,
-            true,
-            progress,
-            Some(assign_callback),
-            (assigner as *mut Assigner<'_>).cast::<c_void>(),
-            scan,
-        )
-    }
+    let mut row = |datum: pg_sys::Datum, tid: ItemPointer| assigner.assign(datum, tid);
+    let mut table = TableScan::new("Ivfflat build temporary context", &mut row);
+    // SAFETY: per the contract.
+    unsafe { table.run(heap, index, index_info, progress, scan) }
 }
 
 /// The entry point pgvector names for parallel workers.
@@ -642,73 +616,63 @@ unsafe fn sample_rows(
             seed,
         );
         pg_sys::reservoir_init_selection_state(&mut state.reservoir, target);
+        let mut row = |datum: pg_sys::Datum, _: ItemPointer| state.sample(datum);
+        let mut scan = TableScan::new("Ivfflat build temporary context", &mut row);
         while pg_sys::BlockSampler_HasMore(&mut sampler) {
             let block = pg_sys::BlockSampler_Next(&mut sampler);
-            pg_sys::table_index_build_range_scan(
-                heap,
-                index,
-                index_info,
-                false,
-                false,
-                false,
-                block,
-                1,
-                Some(sample_callback),
-                (state as *mut Sampler<'_>).cast::<c_void>(),
-                std::ptr::null_mut(),
-            );
+            scan.run_range(heap, index, index_info, block, 1);
         }
     }
 }
 
-/// Runs `f` in `ctx` (the build's temporary context), reset after it (detoasting allocates).
-fn in_tmp_context<T>(ctx: pg_sys::MemoryContext, f: impl FnOnce() -> T) -> T {
-    // SAFETY: the context is the build's, alive for the whole build; everything kept is Rust
-    // memory, so resetting it frees only what Postgres allocated for this tuple.
-    unsafe {
-        let result = PgMemoryContexts::For(ctx).switch_to(|_| f());
-        pg_sys::MemoryContextReset(ctx);
-        result
+impl Assigner<'_> {
+    /// One row of the table into the sort, keyed by the list of its nearest center.
+    fn assign(&mut self, datum: pg_sys::Datum, tid: ItemPointer) {
+        // SAFETY: a non-NULL value of the indexed column's type.
+        let Some(value) = (unsafe { index_value(self.search, datum) }) else {
+            return;
+        };
+        let query = self.search.prepare(&value);
+        for (chunk, out) in self.centers.chunks(4).zip(self.distances.chunks_mut(4)) {
+            let mut bytes: [&[u8]; 4] = [&[]; 4];
+            for (b, center) in bytes.iter_mut().zip(chunk) {
+                *b = center.bytes().expect("a center");
+            }
+            query.distances(&bytes[..chunk.len()], out);
+        }
+        let list = vector_ivf::assign::nearest_list(self.distances.iter().copied());
+        let mut tid = item_pointer_data(tid);
+        let bytes = value.bytes().expect("not NULL");
+        self.sort.put(&[
+            pg_sys::Datum::from(list as i32),
+            pg_sys::Datum::from(&raw mut tid),
+            pg_sys::Datum::from(bytes.as_ptr()),
+        ]);
+        self.indexed += 1;
     }
 }
 
-/// Range scan callback of the sampling: one heap tuple.
-#[pg_guard]
-unsafe extern "C-unwind" fn sample_callback(
-    _index: pg_sys::Relation,
-    _tid: pg_sys::ItemPointer,
-    values: *mut pg_sys::Datum,
-    isnull: *mut bool,
-    _tuple_is_alive: bool,
-    state: *mut c_void,
-) {
-    // SAFETY: state is the Sampler the build passed, alive and not otherwise borrowed during
-    // the scan; values and isnull have one entry (one key column).
-    let (state, datum, is_null) = unsafe { (&mut *state.cast::<Sampler<'_>>(), *values, *isnull) };
-    if is_null {
-        return;
-    }
-    in_tmp_context(state.tmp_ctx.value(), || {
-        if state.kmeans.normalizes() {
+impl Sampler<'_> {
+    /// One row of a sampled block: kept, or not, by the reservoir.
+    fn sample(&mut self, datum: pg_sys::Datum) {
+        if self.kmeans.normalizes() {
             // SAFETY: a non-NULL value of the indexed column's type.
             let value = unsafe { Value::from_datum(datum) };
             // Spherical k-means needs unit vectors: values that cannot be normalized are left
             // out (and not counted).
-            if state.kmeans.norm_of(&value).is_some_and(|n| n > 0.0) {
-                if let Some(slot) = state.next_slot() {
-                    state.place(slot, value);
+            if self.kmeans.norm_of(&value).is_some_and(|n| n > 0.0) {
+                if let Some(slot) = self.next_slot() {
+                    self.place(slot, value);
                 }
             }
-        } else if let Some(slot) = state.next_slot() {
+        } else if let Some(slot) = self.next_slot() {
             // Only the rows the reservoir keeps are detoasted and copied.
             // SAFETY: a non-NULL value of the indexed column's type.
             let value = unsafe { Value::from_datum(datum) };
-            state.place(slot, value);
+            self.place(slot, value);
         }
-    });
-}
+    }
 
-impl Sampler<'_> {
     /// Counts one more row and says where the reservoir puts it: `Some(i)` (`i` = the number
     /// of samples so far: appended), or `None` (skipped).
     fn next_slot(&mut self) -> Option<usize> {
@@ -745,54 +709,6 @@ impl Sampler<'_> {
             self.samples[slot] = value;
         }
     }
-}
-
-/// Heap scan callback of the assignment: one heap tuple into the sort, keyed by its list.
-#[pg_guard]
-unsafe extern "C-unwind" fn assign_callback(
-    _index: pg_sys::Relation,
-    tid: pg_sys::ItemPointer,
-    values: *mut pg_sys::Datum,
-    isnull: *mut bool,
-    _tuple_is_alive: bool,
-    state: *mut c_void,
-) {
-    // SAFETY: state is the Assigner the scan was given, alive and not otherwise borrowed
-    // during it; values and isnull have one entry; tid points to the tuple's TID.
-    let (state, datum, is_null, tid) = unsafe {
-        (
-            &mut *state.cast::<Assigner<'_>>(),
-            *values,
-            *isnull,
-            item_pointer_from(tid),
-        )
-    };
-    if is_null {
-        return;
-    }
-    in_tmp_context(state.tmp_ctx.value(), || {
-        // SAFETY: a non-NULL value of the indexed column's type.
-        let Some(value) = (unsafe { index_value(state.search, datum) }) else {
-            return;
-        };
-        let query = state.search.prepare(&value);
-        for (chunk, out) in state.centers.chunks(4).zip(state.distances.chunks_mut(4)) {
-            let mut bytes: [&[u8]; 4] = [&[]; 4];
-            for (b, center) in bytes.iter_mut().zip(chunk) {
-                *b = center.bytes().expect("a center");
-            }
-            query.distances(&bytes[..chunk.len()], out);
-        }
-        let list = vector_ivf::assign::nearest_list(state.distances.iter().copied());
-        let mut tid = item_pointer_data(tid);
-        let bytes = value.bytes().expect("not NULL");
-        state.sort.put(&[
-            pg_sys::Datum::from(list as i32),
-            pg_sys::Datum::from(&raw mut tid),
-            pg_sys::Datum::from(bytes.as_ptr()),
-        ]);
-        state.indexed += 1;
-    });
 }
 
 /// Writes the metapage and the list tuples (with no pages yet); returns each list's place.

@@ -2,11 +2,11 @@
 //! opening the index and its table (table first, in the same lock mode), refusing what cannot
 //! be checked, running as the table's owner, and the `heapallindexed` pass over the table.
 
+use crate::am::shared::build::TableScan;
 use crate::opclass::{Method, Support, Value, ValueKind};
 use crate::out_of_memory;
 use crate::storage::{Fork, ItemPointer, Relation};
-use pgrx::{ereport, pg_guard, pg_sys, PgLogLevel, PgSqlErrorCode};
-use std::ffi::c_void;
+use pgrx::{ereport, pg_sys, PgLogLevel, PgSqlErrorCode};
 use vector_check::heap::{IndexedTids, Presence};
 use vector_check::value::ValueType;
 use vector_check::Corruption;
@@ -193,16 +193,23 @@ impl CheckTarget {
         form: &dyn Fn(pg_sys::Datum) -> Option<Value>,
         tids: &IndexedTids,
     ) {
-        let mut state = HeapCheck {
-            target: self,
-            form,
-            tids,
-            rows: 0,
-            tmp_ctx: pgrx::PgMemoryContexts::new("vector index check tuple context"),
+        let mut rows = 0u64;
+        let mut row = |datum: pg_sys::Datum, tid: ItemPointer| {
+            pgrx::check_for_interrupts!();
+            let Some(value) = form(datum) else {
+                return; // not indexed (a zero vector under cosine distance)
+            };
+            rows += 1;
+            let what = match tids.presence(tid, value.bytes().expect("not NULL")) {
+                Presence::Indexed => return,
+                Presence::Missing => "lacks a matching index tuple",
+                Presence::OtherValue => "has another value in the index",
+            };
+            self.heap_error(tid, what);
         };
+        let mut scan = TableScan::new("vector index check tuple context", &mut row);
         // SAFETY: heap and index are open and locked; the scan is begun on the heap with a
-        // registered snapshot (which outlives it) and ended by table_index_build_scan; the
-        // callback gets `state` back only during the call.
+        // registered snapshot (which outlives it) and ended by table_index_build_scan.
         unsafe {
             let info = pg_sys::BuildIndexInfo(self.index);
             // An MVCC scan: only the rows the snapshot sees.
@@ -214,7 +221,7 @@ impl CheckTarget {
                 | pg_sys::ScanOptions::SO_ALLOW_STRAT
                 | pg_sys::ScanOptions::SO_ALLOW_SYNC
                 | pg_sys::ScanOptions::SO_ALLOW_PAGEMODE;
-            let scan = begin(
+            let table_scan = begin(
                 self.heap,
                 snapshot.0,
                 0,
@@ -222,21 +229,12 @@ impl CheckTarget {
                 std::ptr::null_mut(),
                 flags,
             );
-            pg_sys::table_index_build_scan(
-                self.heap,
-                self.index,
-                info,
-                true,
-                false,
-                Some(heap_row_callback),
-                (&raw mut state).cast::<c_void>(),
-                scan,
-            );
+            scan.run(self.heap, self.index, info, false, table_scan);
         }
         pgrx::debug1!(
             "index \"{}\": {} heap rows, all indexed",
             self.index_name(),
-            state.rows
+            rows
         );
     }
 }
@@ -262,61 +260,6 @@ impl Drop for Snapshot {
         // SAFETY: registered by CheckTarget::snapshot and unregistered only here.
         unsafe { pg_sys::UnregisterSnapshot(self.0) }
     }
-}
-
-struct HeapCheck<'a> {
-    target: &'a CheckTarget,
-    form: &'a dyn Fn(pg_sys::Datum) -> Option<Value>,
-    tids: &'a IndexedTids,
-    rows: u64,
-    tmp_ctx: pgrx::PgMemoryContexts,
-}
-
-/// `table_index_build_scan` callback: one row the snapshot sees.
-#[pg_guard]
-unsafe extern "C-unwind" fn heap_row_callback(
-    _index: pg_sys::Relation,
-    tid: pg_sys::ItemPointer,
-    values: *mut pg_sys::Datum,
-    isnull: *mut bool,
-    _tuple_is_alive: bool,
-    state: *mut c_void,
-) {
-    // SAFETY: state is the HeapCheck check_heap passed in, alive for the scan; values and isnull
-    // have one entry (one key column); tid points to the row's (root) TID.
-    let (state, datum, is_null, tid) = unsafe {
-        (
-            &mut *state.cast::<HeapCheck<'_>>(),
-            *values,
-            *isnull,
-            crate::storage::item_pointer_from(tid),
-        )
-    };
-    pgrx::check_for_interrupts!();
-    if is_null {
-        return;
-    }
-    let tmp_ctx = state.tmp_ctx.value();
-    // SAFETY: datum is a non-NULL value of the operator class's type; what Postgres allocates
-    // for it goes to the temporary context, reset after the row.
-    let presence = unsafe {
-        let presence = pgrx::PgMemoryContexts::For(tmp_ctx).switch_to(|_| {
-            (state.form)(datum)
-                .map(|value| state.tids.presence(tid, value.bytes().expect("not NULL")))
-        });
-        pg_sys::MemoryContextReset(tmp_ctx);
-        presence
-    };
-    let Some(presence) = presence else {
-        return; // not indexed (a zero vector under cosine distance)
-    };
-    state.rows += 1;
-    let what = match presence {
-        Presence::Indexed => return,
-        Presence::Missing => "lacks a matching index tuple",
-        Presence::OtherValue => "has another value in the index",
-    };
-    state.target.heap_error(tid, what);
 }
 
 impl CheckTarget {

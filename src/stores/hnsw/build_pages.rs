@@ -15,7 +15,8 @@
 
 use crate::storage::page::{BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
 use crate::storage::{BlockNumber, ItemPointer, OffsetNumber, PageWriteGuard, Relation, WriteMode};
-use crate::stores::hnsw::build_graph::{BuildGraph, Region, NO_ELEMENT};
+use crate::stores::hnsw::build_graph::{BuildGraph, NO_ELEMENT};
+use crate::stores::hnsw::build_region::Region;
 use crate::stores::hnsw::format::{
     element_tuple_size, neighbor_tuple_size, new_opaque, ElementTuple, EntryPoint as MetaEntry,
     MetaPage, NeighborTuple, PageOpaque, HEAD_BLKNO, MAX_ITEM_SIZE, META_PD_LOWER, OPAQUE_SIZE,

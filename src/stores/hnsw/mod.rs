@@ -6,7 +6,9 @@
 
 pub use vector_formats::hnsw as format;
 pub mod build_graph;
+pub mod build_memory;
 pub mod build_pages;
+pub mod build_region;
 pub mod metapage;
 pub mod page_graph;
 pub mod page_graph_vacuum;

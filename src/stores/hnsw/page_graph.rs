@@ -251,11 +251,6 @@ impl PageGraph {
         &self.support
     }
 
-    /// Replaces the support functions (tests compare the fast path with the fmgr path).
-    pub fn set_support(&mut self, support: Support) {
-        self.support = support;
-    }
-
     pub fn type_info(&self) -> &'static TypeInfo {
         self.support.type_info()
     }
@@ -270,10 +265,6 @@ impl PageGraph {
 
     pub fn dimensions(&self) -> u32 {
         self.dimensions
-    }
-
-    pub fn set_dimensions(&mut self, dimensions: u32) {
-        self.dimensions = dimensions;
     }
 
     /// The metapage, read under a share lock (raises pgvector's error if it is not one).

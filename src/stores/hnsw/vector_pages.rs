@@ -68,8 +68,6 @@ pub struct VectorPages {
     reader: BlockReader<RelationBlocks>,
     layout: BatchLayout,
     pins: Vec<PinnedPage>,
-    /// Blocks read by reranks so far.
-    blocks: u64,
 }
 
 impl VectorPages {
@@ -81,7 +79,6 @@ impl VectorPages {
             reader: BlockReader::for_walk(RelationBlocks::new(rel, false), io, Walk::Rerank),
             layout: BatchLayout::default(),
             pins: Vec::new(),
-            blocks: 0,
         }
     }
 
@@ -93,11 +90,6 @@ impl VectorPages {
     /// What the reranks' reads did so far.
     pub fn io_counters(&self) -> IoCounters {
         self.reader.counters()
-    }
-
-    /// Blocks the reranks read so far.
-    pub fn blocks_read(&self) -> u64 {
-        self.blocks
     }
 
     /// The exact distance from `query` to the vector at each of `vectors` (one entry each, in
@@ -112,7 +104,6 @@ impl VectorPages {
         out.resize(vectors.len(), None);
         let mut layout = std::mem::take(&mut self.layout);
         layout.group(vectors, |tid| tid.block);
-        self.blocks += layout.blocks().len() as u64;
         let query = self.exact.prepare(query);
         let mut pins = std::mem::take(&mut self.pins);
         let limit = pinned::pin_limit();

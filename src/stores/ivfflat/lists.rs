@@ -4,7 +4,6 @@
 //! order, each page under a share lock released before the next is read, as pgvector does.
 //! Only a list's two block numbers ever change after the build ([`update_list`]).
 
-use crate::opclass::Value;
 use crate::storage::{BlockNumber, ChainWalk, ItemPointer, ReadMode, Relation, WriteMode};
 use crate::stores::ivfflat::format::{
     set_insert_page, set_start_page, ListTuple, MetaPage, HEAD_BLKNO, METAPAGE_BLKNO, PAGE_ID,
@@ -53,15 +52,6 @@ pub fn for_each_list(rel: Relation, mut visit: impl FnMut(List, &[u8])) {
         }
         next = walk.next(ChainOpaque::next_of(page.special()));
     }
-}
-
-/// Every list with a copy of its center.
-pub fn read_lists(rel: Relation) -> Vec<(List, Value)> {
-    let mut lists = Vec::new();
-    for_each_list(rel, |list, center| {
-        lists.push((list, Value::from_bytes(center)))
-    });
-    lists
 }
 
 fn list_tuple(rel: Relation, block: BlockNumber, offset: u16, item: &[u8]) -> ListTuple<'_> {

@@ -1,14 +1,16 @@
-//! `ambuild` of a quantized index (`WITH (quantization = 'rabitqN')`).
+//! What a quantized build (`WITH (quantization = 'rabitqN')`) adds to a build.
 //!
 //! 1. One pass over the table: each indexable value (detoasted, checked, normalized for the
-//!    cosine operator classes) goes to a temporary file with its heap TID, and is added to a
-//!    running sum. In a parallel build each participant reads a share into a file of its own.
-//! 2. The quantizer is fixed: the centroid is the mean, the rotation's seed one draw of the
-//!    session's `random()` (after `setseed()` a build is repeatable), the width the option's.
-//! 3. The rows are read back in order and inserted into the graph in memory as their code
-//!    records: codes and links only, a fraction of what a graph of vectors takes. Past
-//!    `maintenance_work_mem` the graph is written out (with pgvector's NOTICE) and the rest go
-//!    into the pages one by one, as `aminsert` would put them.
+//!    cosine operator classes) goes to a temporary file with its heap TID ([`Rows`]), and is
+//!    added to a running sum. In a parallel build each participant reads a share into a file of
+//!    its own.
+//! 2. The quantizer is fixed ([`fix_quantizer`]): the centroid is the mean, the rotation's seed
+//!    one draw of the session's `random()` (after `setseed()` a build is repeatable), the width
+//!    the option's.
+//! 3. The rows are read back in order and inserted as their code records ([`row_value`]): codes
+//!    and links only, a fraction of what a graph of vectors takes. Past `maintenance_work_mem`
+//!    the rest go into the pages ([`super::sink`]), as `aminsert` would put them, with the
+//!    record the pages keep ([`stored_value`]).
 //! 4. The write-out puts the quantizer in the metapage, the graph pages in the order placement
 //!    picks, then every element's full vector, read back from the file, on vector pages in
 //!    that same order.
@@ -16,22 +18,16 @@
 //! Only the operator classes whose distance the codes estimate are accepted: l2, inner product
 //! and cosine, on `vector` and `halfvec`.
 
-use crate::am::hnsw::build::{flush_graph, report_progress, BuildParams, NoLongerFits, ScanState};
-use crate::am::hnsw::build_parallel;
-use crate::am::hnsw::insert::{insert_on_disk, Levels};
-use crate::am::hnsw::options;
+use crate::am::hnsw::build::params::BuildParams;
+use crate::am::hnsw::build::table::Table;
+use crate::am::hnsw::insert::Levels;
 use crate::opclass::codes::{dense_floats, CodeSpace, Dense};
 use crate::opclass::{Kernel, Support, Value};
 use crate::storage::temp_file::TempFile;
-use crate::storage::{ItemPointer, Relation, WriteMode};
-use crate::stores::hnsw::build_graph::{BuildGraph, LocalRegion};
-use crate::stores::hnsw::build_pages::{write_graph, VectorOutput};
-use crate::stores::hnsw::page_graph::PageGraph;
-use crate::stores::hnsw::page_graph_write::PageGraphWriter;
+use crate::storage::{ItemPointer, Relation};
+use crate::stores::hnsw::build_pages::VectorOutput;
 use pgrx::pg_sys;
-use std::rc::Rc;
 use vector_formats::hnsw_codes::{CodeMetric, CodeRecord, QuantizerMeta, NO_VECTOR_PAGE};
-use vector_hnsw::storage::NewElement;
 use vector_rabitq::code_bytes;
 
 /// Bytes before the vector in a row of the temporary file: the heap TID, padded.
@@ -168,21 +164,6 @@ impl Rows {
     }
 }
 
-/// What pass 1 leaves: the rows, the heap tuples seen, and the quantizer fixed from them.
-pub struct Loaded {
-    pub rows: Rows,
-    pub reltuples: f64,
-    pub quantizer: QuantizerMeta,
-    pub dense: Dense,
-}
-
-/// The table a build reads: `heap` null for an empty build (an INIT fork).
-#[derive(Clone, Copy)]
-pub struct Table {
-    pub heap: pg_sys::Relation,
-    pub index_info: *mut pg_sys::IndexInfo,
-}
-
 /// What one participant's share of pass 1 leaves: its rows, their per-dimension sum (for the
 /// centroid) and the heap tuples it saw.
 pub struct Scanned {
@@ -206,29 +187,23 @@ pub unsafe fn scan_rows(
     file: TempFile,
     scan: pg_sys::TableScanDesc,
 ) -> Scanned {
-    let Table { heap, index_info } = table;
     let (dense, _) = code_kind(support, bits);
     let mut rows = Rows::new(file, vector_size(dense, checked.dimensions));
     let mut sum = vec![0f64; checked.dimensions as usize];
-    let reltuples = if heap.is_null() {
-        0.0
-    } else {
-        let mut keep = |value: Value, tid: ItemPointer| {
-            let bytes = value.bytes().expect("indexed values are not NULL");
-            rows.push(bytes, tid);
-            if let Some(x) = dense_floats(dense, bytes) {
-                for (s, v) in sum.iter_mut().zip(x) {
-                    *s += f64::from(v);
-                }
+    let mut keep = |value: Value, tid: ItemPointer| {
+        let bytes = value.bytes().expect("indexed values are not NULL");
+        rows.push(bytes, tid);
+        if let Some(x) = dense_floats(dense, bytes) {
+            for (s, v) in sum.iter_mut().zip(x) {
+                *s += f64::from(v);
             }
-        };
-        let mut state = ScanState::new(support, &mut keep);
-        // The leader's scan reports the blocks done, a parallel worker's does not.
-        // SAFETY: a plain int of this process, read by value.
-        let progress = unsafe { pg_sys::ParallelWorkerNumber } < 0;
-        // SAFETY: per the contract.
-        unsafe { state.scan(heap, rel.raw(), index_info, scan, progress) }
+        }
     };
+    // The leader's scan reports the blocks done, a parallel worker's does not.
+    // SAFETY: a plain int of this process, read by value.
+    let progress = unsafe { pg_sys::ParallelWorkerNumber } < 0;
+    // SAFETY: per the contract.
+    let (reltuples, _) = unsafe { table.scan_values(rel, support, scan, progress, &mut keep) };
     Scanned {
         rows,
         sum,
@@ -259,47 +234,6 @@ pub fn fix_quantizer(
     }
 }
 
-/// Pass 1 of a serial build, then the quantizer fixed from its rows.
-///
-/// # Safety
-///
-/// `table` is the build's.
-unsafe fn load_rows(
-    rel: Relation,
-    support: &Support,
-    checked: &BuildParams,
-    bits: u8,
-    table: Table,
-    levels: &mut Levels,
-) -> Loaded {
-    // SAFETY: per the contract; a serial scan.
-    let scanned = unsafe {
-        scan_rows(
-            rel,
-            support,
-            checked,
-            bits,
-            table,
-            TempFile::create(),
-            std::ptr::null_mut(),
-        )
-    };
-    let quantizer = fix_quantizer(
-        support,
-        checked,
-        bits,
-        &scanned.sum,
-        scanned.rows.count(),
-        levels,
-    );
-    Loaded {
-        rows: scanned.rows,
-        reltuples: scanned.reltuples,
-        quantizer,
-        dense: code_kind(support, bits).0,
-    }
-}
-
 /// Bytes of the code record the index stores for each element.
 pub fn stored_record_size(quantizer: &QuantizerMeta) -> usize {
     CodeRecord::size(code_bytes(
@@ -318,111 +252,4 @@ pub fn stored_value(value: Value, record_size: usize) -> Value {
 pub fn row_value(codes: &CodeSpace, vector: &[u8], n: u64) -> Value {
     let (record, query) = codes.record(vector, ItemPointer::new(n as u32, 0));
     Value::from_bytes(vector).with_record_and_query(record, query)
-}
-
-/// A quantized build of `rel` from `heap` (null for an INIT fork): the heap tuples seen and the
-/// tuples indexed. With parallel workers, see [`crate::am::hnsw::build_parallel`].
-///
-/// # Safety
-///
-/// `heap`, `index_info` are the build's (`heap` may be null for an empty build).
-pub unsafe fn build(
-    rel: Relation,
-    support: &Support,
-    checked: BuildParams,
-    bits: u8,
-    heap: pg_sys::Relation,
-    index_info: *mut pg_sys::IndexInfo,
-) -> (f64, i64) {
-    // SAFETY: per the contract.
-    let parallel =
-        unsafe { build_parallel::build_quantized(rel, support, checked, bits, heap, index_info) };
-    if let Some(counts) = parallel {
-        return counts;
-    }
-    let mut levels = Levels::seeded_by_session_random();
-    // SAFETY: per the contract.
-    let Loaded {
-        mut rows,
-        reltuples,
-        quantizer,
-        dense,
-    } = unsafe {
-        load_rows(
-            rel,
-            support,
-            &checked,
-            bits,
-            Table { heap, index_info },
-            &mut levels,
-        )
-    };
-    let size = quantizer.vector_size as usize;
-    let codes = Rc::new(CodeSpace::for_build(&quantizer, dense));
-    let record_size = stored_record_size(&quantizer);
-    let coded = support.clone().with_codes(codes.clone());
-    let params = checked.params;
-    let memory_limit = crate::am::hnsw::build::maintenance_work_mem();
-    let mut graph = BuildGraph::new(&coded, params.m, LocalRegion::default());
-    let mut disk: Option<PageGraphWriter> = None;
-    let mut vector = vec![0u8; size];
-    let mut indtuples = 0i64;
-    // The table is read before any row is inserted: the rows to insert are known.
-    report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_TOTAL, rows.count() as i64);
-    for n in 0..rows.count() {
-        pgrx::check_for_interrupts!();
-        let tid = rows.read(n, &mut vector);
-        let level = levels.draw(params.m);
-        let value = row_value(&codes, &vector, n);
-        if disk.is_none() {
-            let why = if graph.arena_bytes() >= memory_limit {
-                Some(NoLongerFits::MaintenanceWorkMem)
-            } else if graph
-                .try_reserve_element(codes.record_size(), level)
-                .is_err()
-            {
-                Some(NoLongerFits::Memory)
-            } else {
-                None
-            };
-            match why {
-                None => {
-                    let element = NewElement {
-                        value,
-                        heap_tid: tid,
-                        level,
-                    };
-                    vector_hnsw::insert(&mut graph, element, &params);
-                    indtuples += 1;
-                    report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, indtuples);
-                    continue;
-                }
-                Some(why) => {
-                    rows.write_out(&quantizer, |output| {
-                        flush_graph(rel, &graph, &checked, indtuples, why, Some(output))
-                    });
-                    let pages = PageGraph::open(rel, options::graph_settings(rel));
-                    disk = Some(PageGraphWriter::new(pages, WriteMode::Build));
-                }
-            }
-        }
-        if let Some(writer) = disk.as_mut() {
-            insert_on_disk(writer, stored_value(value, record_size), tid, level);
-        }
-        indtuples += 1;
-        report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, indtuples);
-    }
-    if disk.is_none() {
-        rows.write_out(&quantizer, |output| {
-            write_graph(
-                rel,
-                &graph,
-                params,
-                checked.dimensions,
-                checked.placement,
-                Some(output),
-            )
-        });
-    }
-    (reltuples, indtuples)
 }
