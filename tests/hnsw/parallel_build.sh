@@ -155,10 +155,11 @@ sql ours -c "CREATE TABLE big AS SELECT i AS id, array(SELECT random()::real FRO
 sql ours -c "ALTER TABLE big SET (parallel_workers = 2)"
 # build_watching_progress INDEX WITH: INDEX on big by 2 workers (WORKERS), the leader not taking part;
 # sets seen to the most tuples pg_stat_progress_create_index showed, and total to the most
-# tuples_total; returns the build's status.
+# tuples_total; returns the build's status. A WARNING of the build (a resource left open) is a
+# failure.
 build_watching_progress() {
   sql ours -c "SET max_parallel_maintenance_workers = ${WORKERS:-2}; SET parallel_leader_participation = off;
-    CREATE INDEX $1 ON big USING hnsw (v vector_l2_ops) $2" &
+    CREATE INDEX $1 ON big USING hnsw (v vector_l2_ops) $2" 2>"$work/build-$1.err" &
   local builder=$!
   seen=0 total=0
   while kill -0 $builder 2>/dev/null; do
@@ -168,7 +169,8 @@ build_watching_progress() {
     [ "$t" -gt "$total" ] && total=$t
     sleep 0.2
   done
-  wait $builder
+  wait $builder || { cat "$work/build-$1.err"; return 1; }
+  ! grep -q WARNING "$work/build-$1.err" || bad "the build of $1 warned: $(cat "$work/build-$1.err")"
 }
 build_watching_progress big_idx ""
 echo "   leader not taking part: progress showed up to $seen of 40000 tuples"

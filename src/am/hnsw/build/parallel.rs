@@ -243,7 +243,7 @@ unsafe fn share(
         unsafe { ParallelWorkerNumber as u32 + 1 }
     };
     // SAFETY: per the contract.
-    let scanned = unsafe {
+    let mut scanned = unsafe {
         scan_rows(
             rel,
             support,
@@ -257,7 +257,6 @@ unsafe fn share(
             segment.scan,
         )
     };
-    let mut scanned = scanned;
     scanned.rows.file_mut().export();
     rows.share_scanned(slot, &scanned);
     let reltuples = scanned.reltuples;
@@ -453,8 +452,14 @@ pub unsafe fn build(
         graph: parallel.chunk(0),
         rows,
         files: files.as_ref(),
-        // SAFETY: the table's heap is the one the build's parallel scan was begun on.
-        scan: unsafe { parallel.table_scan(table.heap) },
+        // The leader begins its share of the parallel scan only when it takes one (a scan
+        // begun is ended by the table scan that reads it).
+        scan: if parallel.leader_participates {
+            // SAFETY: the table's heap is the one the build's parallel scan was begun on.
+            unsafe { parallel.table_scan(table.heap) }
+        } else {
+            std::ptr::null_mut()
+        },
         participants: parallel.sorts as u32,
     };
     if parallel.leader_participates {
