@@ -10,6 +10,7 @@
 
 use crate::am::hnsw::options;
 use crate::am::shared::routine;
+use crate::storage::io::{ChainHints, IoMethod, RelationBlocks};
 use crate::storage::{DeadTids, Fork, Relation, WriteMode};
 use crate::stores::hnsw::page_graph::PageGraph;
 use crate::stores::hnsw::page_graph_vacuum::VacuumGraph;
@@ -17,6 +18,7 @@ use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::c_void;
 use vector_hnsw::GraphParams;
+use vector_io::BlockSource;
 
 /// `ambulkdelete`.
 #[pg_guard]
@@ -35,12 +37,21 @@ pub unsafe extern "C-unwind" fn bulk_delete(
         m: graph.m(),
         ef_construction: graph.ef_construction(),
     };
+    // Read-ahead along the page chain: `maintenance_io_concurrency` runs of up to
+    // `io_combine_limit` blocks, unless `hnsw.io_method` is off.
+    let hints = ChainHints::new(
+        graph.io_settings().method != IoMethod::Off,
+        RelationBlocks::new(rel, true).platform().io_concurrency,
+        Relation::combine_limit(),
+    )
+    .for_sequential_pass();
     // SAFETY: callback, its state and stats are this call's, used only during it.
     let mut store = unsafe {
         VacuumGraph::new(
             PageGraphWriter::new(graph, WriteMode::Wal),
             DeadTids::new(callback, callback_state),
             stats,
+            hints,
         )
     };
     if vector_hnsw::vacuum_with(&mut store, &params, options::vacuum_repair()).is_err() {

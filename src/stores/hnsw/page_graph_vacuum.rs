@@ -20,7 +20,7 @@
 //!   deleted element becomes the insert page, written to the metapage last.
 
 use crate::opclass::Value;
-use crate::storage::io::{read_chain_page, ChainHints, IoMethod, RelationBlocks};
+use crate::storage::io::{read_chain_page, ChainHints};
 use crate::storage::page::INVALID_BLOCK_NUMBER;
 use crate::storage::{
     AccessStrategy, BlockNumber, ChainWalk, DeadTids, Image, ItemPointer, PageReadGuard, PageRef,
@@ -40,7 +40,6 @@ use vector_hnsw::storage::{
     Duplicate, ElementHeader, EntryPoint, EntryUpdate, GraphLock, NewElement, Slot,
 };
 use vector_hnsw::{GraphStore, GraphWrite, LinkBack, VacuumStore};
-use vector_io::BlockSource;
 
 /// Position of a pass over the element pages.
 #[derive(Clone, Copy, Debug)]
@@ -88,19 +87,14 @@ impl VacuumGraph {
     /// # Safety
     ///
     /// `stats` points to the statistics `ambulkdelete` returns, valid during the vacuum.
+    /// `hints` read ahead along the page chain of each pass.
     pub unsafe fn new(
         writer: PageGraphWriter,
         dead: DeadTids,
         stats: *mut pg_sys::IndexBulkDeleteResult,
+        hints: ChainHints,
     ) -> Self {
         assert_eq!(writer.mode(), WriteMode::Wal, "vacuum is WAL-logged");
-        let rel = writer.graph().relation();
-        let hints = ChainHints::new(
-            writer.graph().io_settings().method != IoMethod::Off,
-            RelationBlocks::new(rel, true).platform().io_concurrency,
-            Relation::combine_limit(),
-        )
-        .for_sequential_pass();
         VacuumGraph {
             writer,
             dead,
