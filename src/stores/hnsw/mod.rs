@@ -12,5 +12,6 @@ pub mod build_region;
 pub mod metapage;
 pub mod page_graph;
 pub mod page_graph_vacuum;
+pub mod page_graph_values;
 pub mod page_graph_write;
 pub mod vector_pages;

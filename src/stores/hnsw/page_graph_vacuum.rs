@@ -30,9 +30,8 @@ use crate::stores::hnsw::format::{
     tuple_kind, ElementMut, ElementView, NeighborMut, PageOpaque, TupleKind, HEAD_BLKNO,
 };
 use crate::stores::hnsw::page_graph::{Element, ElementId, ElementMeta};
-use crate::stores::hnsw::page_graph_write::{
-    read_neighbor_slots, record_vector, CachedValue, PageGraphWriter,
-};
+use crate::stores::hnsw::page_graph_values::CachedValue;
+use crate::stores::hnsw::page_graph_write::{read_neighbor_slots, record_vector, PageGraphWriter};
 use crate::stores::hnsw::vector_pages::{expect_page_kind, free_vectors};
 use pgrx::pg_sys;
 
