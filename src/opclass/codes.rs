@@ -1,11 +1,11 @@
 //! How a quantized hnsw index compares values: RaBitQ codes instead of vectors.
 //!
 //! A quantized index stores a code record (`vector_formats::hnsw_codes::CodeRecord`) where
-//! pgvector's format stores the vector, so [`Support`](super::opclass::Support) hands every
-//! distance of a quantized index to a [`CodeSpace`]: a query (a value of the column's type)
-//! against a record is the estimate of `vector_rabitq`, a record against a record the
-//! code-to-code estimate. The exact distances of the final candidates come from the operator
-//! class's own function on the full vectors, through a support without codes.
+//! pgvector's format stores the vector, so its comparison ([`Coded`](super::Coded)) hands every
+//! distance to a [`CodeSpace`]: a query (a value of the column's type) against a record is the
+//! estimate of `vector_rabitq`, a record against a record the code-to-code estimate. The exact
+//! distances of the final candidates come from the operator class's own function on the full
+//! vectors.
 
 use vector_formats::hnsw_codes::{
     vector_hash, CodeMetric, CodeRecord, QuantizerMeta, RecordFactors,
@@ -165,6 +165,29 @@ impl CodeSpace {
         )
     }
 
+    /// [`estimate`](Self::estimate), and where the record says the element's full vector is:
+    /// the record parsed once.
+    #[inline]
+    pub fn estimate_with_vector(
+        &self,
+        query: &QueryCode,
+        record: &[u8],
+    ) -> (f64, f64, ItemPointer) {
+        let (code, factors, vector) = self.parts_and_vector(record);
+        let q = self.compared();
+        (
+            q.distance(query, code, &factors),
+            q.error_bound(query, &factors, CONFIDENCE),
+            vector,
+        )
+    }
+
+    /// Where a stored record says the element's full vector is (a record of another size is
+    /// corruption, as for the estimates).
+    pub fn record_vector(&self, record: &[u8]) -> ItemPointer {
+        self.parts_and_vector(record).2
+    }
+
     /// The estimated distance between two stored records (`a` plays the query).
     pub fn pair_distance(&self, a: &[u8], b: &[u8]) -> f64 {
         let (ca, fa) = self.parts(a);
@@ -186,6 +209,14 @@ impl CodeSpace {
     /// A record's code and factors; a record of another size is corruption.
     #[inline]
     fn parts<'a>(&self, record: &'a [u8]) -> (&'a [u8], Factors) {
+        let (code, factors, _) = self.parts_and_vector(record);
+        (code, factors)
+    }
+
+    /// A record's code, factors and the place of its full vector (the stored record's: a
+    /// build's finer record names none).
+    #[inline]
+    fn parts_and_vector<'a>(&self, record: &'a [u8]) -> (&'a [u8], Factors, ItemPointer) {
         // In a build the finer record follows the stored one; it is the one compared.
         let compared = if record.len() == self.record_size() {
             &record[record.len() - CodeRecord::size(self.compared().code_bytes())..]
@@ -208,7 +239,7 @@ impl CodeSpace {
             centroid_dot: f.centroid_dot,
             code_sum: f.code_sum,
         };
-        (parsed.code(), factors)
+        (parsed.code(), factors, parsed.vector())
     }
 }
 

@@ -6,7 +6,6 @@
 
 use pgrx::pg_sys;
 
-use crate::opclass::codes::CodeSpace;
 use crate::opclass::kernels::{
     fn_address, known_distance, known_norm, Kernel, NormKernel, Pair4Fn, PairFn,
 };
@@ -36,9 +35,6 @@ pub struct Support {
     pair: Option<PairFn>,
     /// The four-pair version of `pair`, for the kernels that have one.
     pair4: Option<Pair4Fn>,
-    /// A quantized index's codes: then every distance is an estimate between codes (see
-    /// [`crate::opclass::codes`]).
-    codes: Option<std::rc::Rc<CodeSpace>>,
 }
 
 impl Support {
@@ -73,42 +69,6 @@ impl Support {
             norm,
             pair: kernel.map(Kernel::pair_fn),
             pair4: kernel.and_then(Kernel::pair4_fn),
-            codes: None,
-        }
-    }
-
-    /// The support of a quantized index: distances are estimates between codes.
-    pub fn with_codes(mut self, codes: std::rc::Rc<CodeSpace>) -> Self {
-        self.codes = Some(codes);
-        self
-    }
-
-    /// A quantized index's codes, if this is one.
-    pub fn codes(&self) -> Option<&CodeSpace> {
-        self.codes.as_deref()
-    }
-
-    /// The same support on full values: the exact distances of a quantized index's rerank.
-    pub fn exact(&self) -> Support {
-        Support {
-            codes: None,
-            ..self.clone()
-        }
-    }
-
-    /// Whether `stored` (as the index stores it) stands for `value` (a new element's value):
-    /// equal bytes, or in a quantized index equal codes and vector hashes.
-    pub fn same_value(&self, value: &Value, stored: &[u8]) -> bool {
-        let Some(mine) = value.stored_bytes() else {
-            return false;
-        };
-        if self.codes.is_none() {
-            return mine == stored;
-        }
-        use vector_formats::hnsw_codes::CodeRecord;
-        match (CodeRecord::parse(mine), CodeRecord::parse(stored)) {
-            (Ok(a), Ok(b)) => a.same_vector(&b),
-            _ => false,
         }
     }
 
@@ -135,15 +95,6 @@ impl Support {
         self.prepare(query).distance(value)
     }
 
-    /// The bytes of a stored value of `len` bytes that its distances read: all of them, except
-    /// in a quantized build, whose records carry codes that only the write-out keeps.
-    pub fn compared_range(&self, len: usize) -> std::ops::Range<usize> {
-        match &self.codes {
-            Some(codes) => codes.compared_range(len),
-            None => 0..len,
-        }
-    }
-
     /// The query for many distances (a search's batch of elements).
     pub fn prepare<'a>(&'a self, query: &'a Value) -> QueryDistance<'a> {
         QueryDistance {
@@ -155,9 +106,6 @@ impl Support {
     /// Distance between two stored values (`a` plays the query), as in neighbor selection.
     #[inline]
     pub fn pair_distance(&self, a: &[u8], b: &[u8]) -> f64 {
-        if let Some(codes) = &self.codes {
-            return codes.pair_distance(a, b);
-        }
         if let Some(d) = self.pair.and_then(|f| f(a, b)) {
             return d;
         }
@@ -166,7 +114,7 @@ impl Support {
 
     /// How many pairs [`Self::pair_distances`] computes for about the price of one.
     pub fn pair_batch(&self) -> usize {
-        if self.pair4.is_some() && self.codes.is_none() {
+        if self.pair4.is_some() {
             4
         } else {
             1
@@ -176,11 +124,7 @@ impl Support {
     /// [`Self::pair_distance`] of each pair into `out`: four at once where the kernel has a
     /// four-pair version (each result has the bits of one at a time).
     pub fn pair_distances(&self, pairs: &[(&[u8], &[u8])], out: &mut [f64]) {
-        if let (Some(f), Ok(four), None) = (
-            self.pair4,
-            <[(&[u8], &[u8]); 4]>::try_from(pairs),
-            &self.codes,
-        ) {
+        if let (Some(f), Ok(four)) = (self.pair4, <[(&[u8], &[u8]); 4]>::try_from(pairs)) {
             if let Some(d) = f(four) {
                 out[..4].copy_from_slice(&d);
                 return;
@@ -334,12 +278,6 @@ impl QueryDistance<'_> {
             out.fill(0.0);
             return;
         };
-        if self.support.codes.is_some() {
-            for (o, v) in out.iter_mut().zip(values) {
-                *o = self.distance(v);
-            }
-            return;
-        }
         for (vs, os) in values.chunks(4).zip(out.chunks_mut(4)) {
             if let (Some(f), Ok(four)) = (self.support.pair4, <&[&[u8]; 4]>::try_from(vs)) {
                 if let Some(d) = f(four.map(|v| (q, v))) {
@@ -353,31 +291,12 @@ impl QueryDistance<'_> {
         }
     }
 
-    /// `distance(query, value)` and, for a quantized index's estimate, how far below it the
-    /// exact distance can be (0 for an exact distance).
-    #[inline]
-    pub fn estimate(&self, value: &[u8]) -> (f64, f64) {
-        match (&self.support.codes, self.query.is_null()) {
-            (Some(codes), false) if !self.query.is_record() => {
-                codes.estimate(self.query.prepared(codes), value)
-            }
-            _ => (self.distance(value), 0.0),
-        }
-    }
-
     /// `distance(query, value)` for a stored varlena (header included).
     #[inline]
     pub fn distance(&self, value: &[u8]) -> f64 {
         let Some(q) = self.query.bytes() else {
             return 0.0;
         };
-        if let Some(codes) = &self.support.codes {
-            return if self.query.is_record() {
-                codes.pair_distance(q, value)
-            } else {
-                codes.distance(self.query.prepared(codes), value)
-            };
-        }
         if let Some(d) = self.support.pair.and_then(|f| f(q, value)) {
             return d;
         }

@@ -233,7 +233,7 @@ impl Relation {
     }
 
     /// WAL-logs a full image of every block of the fork (`log_newpage_range`), as an index
-    /// build does once after writing its pages in [`WriteMode::Build`]. pgvector calls it when
+    /// build does once after writing its pages in `WriteMode::Build`. pgvector calls it when
     /// [`needs_wal`](Self::needs_wal) or for the init fork.
     pub fn log_newpage_range(&self) {
         let nblocks = self.nblocks();

@@ -9,15 +9,15 @@
 //! one GenericXLog record. Several heap TIDs per element keep non-HOT updates of a row cheap.
 //!
 //! In a quantized index the full vector first goes into a vector slot
-//! ([`store_vector`]) and the element is stored as its code record, which says where that slot
+//! (`store_vector`) and the element is stored as its code record, which says where that slot
 //! is. When the row joins an element with the same vector instead, the slot is freed again.
 
 use crate::am::hnsw::options;
 use crate::opclass::Value;
 use crate::storage::{item_pointer_from, Fork, ItemPointer, Relation, WriteMode};
-use crate::stores::hnsw::page_graph::PageGraph;
+use crate::stores::hnsw::page_graph::{AnyPageGraph, IndexCompare, PageGraph};
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
-use crate::stores::hnsw::vector_pages::{free_vectors, store_vector};
+use crate::stores::hnsw::vector_pages::free_vectors;
 use pgrx::{pg_guard, pg_sys};
 use vector_hnsw::storage::NewElement;
 use vector_hnsw::{GraphParams, InsertOutcome};
@@ -69,10 +69,10 @@ impl Levels {
     }
 }
 
-/// Inserts an (already formed) value at `level` into the pages; in a quantized index, after
-/// storing its full vector.
-pub fn insert_on_disk(
-    writer: &mut PageGraphWriter,
+/// Inserts a value of the column's type (already formed) at `level` into the pages; in a
+/// quantized index, after storing its full vector.
+pub fn insert_on_disk<C: IndexCompare>(
+    writer: &mut PageGraphWriter<C>,
     value: Value,
     heap_tid: ItemPointer,
     level: u8,
@@ -84,15 +84,7 @@ pub fn insert_on_disk(
     };
     let mode = writer.mode();
     let rel = graph.relation();
-    let (value, vector) = match graph.support().codes() {
-        Some(codes) => {
-            let bytes = value.bytes().expect("indexed values are not NULL");
-            let vector = store_vector(rel, bytes, mode);
-            let (record, query) = codes.record(bytes, vector);
-            (value.with_record_and_query(record, query), Some(vector))
-        }
-        None => (value, None),
-    };
+    let (value, vector) = graph.compare().new_element(rel, value, mode);
     let element = NewElement {
         value,
         heap_tid,
@@ -131,13 +123,32 @@ pub unsafe extern "C-unwind" fn insert(
             item_pointer_from(heap_tid_ptr),
         )
     };
-    let graph = PageGraph::open(rel, options::graph_settings(rel));
+    let settings = options::graph_settings(rel);
     // SAFETY: the datum is a non-NULL value of the indexed column's type.
+    unsafe {
+        match AnyPageGraph::open(rel, settings) {
+            AnyPageGraph::Exact(graph) => insert_datum(graph, datum, tid),
+            AnyPageGraph::Coded(graph) => insert_datum(graph, datum, tid),
+        }
+    }
+    false
+}
+
+/// One heap row's value into the pages of `graph`, as `aminsert` does.
+///
+/// # Safety
+///
+/// `datum` is a non-NULL value of the indexed column's type.
+unsafe fn insert_datum<C: IndexCompare>(
+    graph: PageGraph<C>,
+    datum: pg_sys::Datum,
+    tid: ItemPointer,
+) {
+    // SAFETY: per the contract.
     let Some(value) = (unsafe { graph.support().index_value(datum) }) else {
-        return false;
+        return;
     };
     let mut writer = PageGraphWriter::new(graph, WriteMode::Wal);
     let level = Levels::Backend.draw(writer.graph().m());
     insert_on_disk(&mut writer, value, tid, level);
-    false
 }

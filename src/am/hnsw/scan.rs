@@ -31,12 +31,12 @@
 use crate::am::hnsw::options;
 use crate::am::hnsw::scan_stats::{record_finished_scan, RerankCounters, ScanCounters};
 use crate::am::shared::scan::{self as shared_scan, AbortSafe};
-use crate::opclass::{Method, Value};
+use crate::opclass::{Coded, Exact, Method, Support, Value};
 use crate::out_of_memory;
 use crate::storage::io::RelationBlocks;
 use crate::storage::toast::ToastedColumn;
 use crate::storage::{item_pointer_data, Fork, ItemPointer, Relation};
-use crate::stores::hnsw::page_graph::{Element, PageGraph};
+use crate::stores::hnsw::page_graph::{AnyPageGraph, Element, IndexCompare, PageGraph};
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{c_int, CStr};
 use std::sync::OnceLock;
@@ -46,55 +46,114 @@ use vector_hnsw::{
 };
 use vector_io::{HeapRowHints, TableRow};
 
-/// A scan's search: pgvector's, or a quantized index's with its rerank.
-enum Search {
-    Plain(Scan<PageGraph>),
-    Reranked(RerankedScan<PageGraph>),
+/// How a scan of one kind of index searches: pgvector's walk with exact distances, or a
+/// quantized index's walk over codes with its rerank.
+trait ScanCompare: IndexCompare {
+    type Search;
+
+    fn start(search: Scan<PageGraph<Self>>) -> Self::Search;
+    fn next(search: &mut Self::Search, graph: &mut PageGraph<Self>) -> Option<Element>;
+    fn walk(search: &Self::Search) -> &Scan<PageGraph<Self>>;
+    fn set_params(search: &mut Self::Search, params: ScanParams);
+    fn rerank_stats(search: &Self::Search) -> Option<RerankStats>;
+    /// The rows returned next without another search, nearest first.
+    fn upcoming(search: &Self::Search) -> impl Iterator<Item = &Element>;
 }
 
-impl Search {
-    fn next(&mut self, graph: &mut PageGraph) -> Option<Element> {
+impl ScanCompare for Exact {
+    type Search = Scan<PageGraph<Exact>>;
+
+    fn start(search: Scan<PageGraph<Exact>>) -> Self::Search {
+        search
+    }
+
+    fn next(search: &mut Self::Search, graph: &mut PageGraph<Exact>) -> Option<Element> {
+        search.next(graph)
+    }
+
+    fn walk(search: &Self::Search) -> &Scan<PageGraph<Exact>> {
+        search
+    }
+
+    fn set_params(search: &mut Self::Search, params: ScanParams) {
+        search.set_params(params);
+    }
+
+    fn rerank_stats(_: &Self::Search) -> Option<RerankStats> {
+        None
+    }
+
+    fn upcoming(search: &Self::Search) -> impl Iterator<Item = &Element> {
+        search.upcoming()
+    }
+}
+
+impl ScanCompare for Coded {
+    type Search = RerankedScan<PageGraph<Coded>>;
+
+    fn start(search: Scan<PageGraph<Coded>>) -> Self::Search {
+        RerankedScan::new(search, options::rerank_candidates())
+    }
+
+    fn next(search: &mut Self::Search, graph: &mut PageGraph<Coded>) -> Option<Element> {
+        search.next(graph)
+    }
+
+    fn walk(search: &Self::Search) -> &Scan<PageGraph<Coded>> {
+        search.inner()
+    }
+
+    fn set_params(search: &mut Self::Search, params: ScanParams) {
+        search.set_params(params, options::rerank_candidates());
+    }
+
+    fn rerank_stats(search: &Self::Search) -> Option<RerankStats> {
+        Some(search.rerank_stats())
+    }
+
+    fn upcoming(search: &Self::Search) -> impl Iterator<Item = &Element> {
+        search.upcoming()
+    }
+}
+
+/// A scan's state, of the kind its index's metapage says.
+enum AnyScan {
+    Exact(ScanState<Exact>),
+    Coded(ScanState<Coded>),
+}
+
+impl AbortSafe for AnyScan {
+    /// The transaction was aborted: Postgres has released the heavyweight locks a search in
+    /// progress held. (Pins and read streams never outlive a call.)
+    fn forget_after_abort(&mut self) {
         match self {
-            Search::Plain(scan) => scan.next(graph),
-            Search::Reranked(scan) => scan.next(graph),
+            AnyScan::Exact(state) => state.graph.forget_after_abort(),
+            AnyScan::Coded(state) => state.graph.forget_after_abort(),
+        }
+    }
+}
+
+impl AnyScan {
+    fn counters(&self) -> ScanCounters {
+        match self {
+            AnyScan::Exact(state) => state.counters(),
+            AnyScan::Coded(state) => state.counters(),
         }
     }
 
-    fn scan(&self) -> &Scan<PageGraph> {
+    fn tmp_ctx(&self) -> pg_sys::MemoryContext {
         match self {
-            Search::Plain(scan) => scan,
-            Search::Reranked(scan) => scan.inner(),
-        }
-    }
-
-    fn set_params(&mut self, params: ScanParams) {
-        match self {
-            Search::Plain(scan) => scan.set_params(params),
-            Search::Reranked(scan) => scan.set_params(params, options::rerank_candidates()),
-        }
-    }
-
-    fn rerank_stats(&self) -> RerankStats {
-        match self {
-            Search::Plain(_) => RerankStats::default(),
-            Search::Reranked(scan) => scan.rerank_stats(),
-        }
-    }
-
-    /// The rows returned next without another search, nearest first.
-    fn upcoming(&self) -> Box<dyn Iterator<Item = &Element> + '_> {
-        match self {
-            Search::Plain(scan) => Box::new(scan.upcoming()),
-            Search::Reranked(scan) => Box::new(scan.upcoming()),
+            AnyScan::Exact(state) => state.tmp_ctx,
+            AnyScan::Coded(state) => state.tmp_ctx,
         }
     }
 }
 
 /// Everything one index scan keeps between calls.
-struct ScanState {
-    graph: PageGraph,
+struct ScanState<C: ScanCompare> {
+    graph: PageGraph<C>,
     /// The running search; `None` until the first `amgettuple` after a rescan.
-    search: Option<Search>,
+    search: Option<C::Search>,
     /// Heap TIDs of the element being returned, handed out from the end.
     pending: Vec<ItemPointer>,
     /// The memory budget of iterative scans, fixed when the scan began (as in pgvector).
@@ -114,22 +173,29 @@ struct ScanState {
     toast: Option<ToastedColumn>,
 }
 
-impl AbortSafe for ScanState {
-    /// The transaction was aborted: Postgres has released the heavyweight locks a search in
-    /// progress held. (Pins and read streams never outlive a call.)
-    fn forget_after_abort(&mut self) {
-        self.graph.forget_after_abort();
+impl<C: ScanCompare> ScanState<C> {
+    fn new(graph: PageGraph<C>, max_memory: usize, tmp_ctx: pg_sys::MemoryContext) -> Self {
+        ScanState {
+            graph,
+            search: None,
+            pending: Vec::new(),
+            max_memory,
+            tmp_ctx,
+            earlier: SearchStats::default(),
+            earlier_reranked: 0,
+            returned: 0,
+            heap_hints: None,
+            toast: None,
+        }
     }
-}
 
-impl ScanState {
     /// What this scan did so far, over all its rescans.
     fn counters(&self) -> ScanCounters {
         let mut stats = self.earlier;
         let mut reranked = self.earlier_reranked;
         if let Some(search) = &self.search {
-            stats.add(&search.scan().stats());
-            reranked += search.rerank_stats().reranked;
+            stats.add(&C::walk(search).stats());
+            reranked += C::rerank_stats(search).map_or(0, |r| r.reranked);
         }
         ScanCounters {
             hops: stats.hops,
@@ -150,8 +216,13 @@ impl ScanState {
     /// Ends the current search (a rescan), keeping its counters.
     fn end_search(&mut self) {
         if let Some(search) = self.search.take() {
-            self.earlier.add(&search.scan().stats());
-            self.earlier_reranked += search.rerank_stats().reranked;
+            self.earlier.add(&C::walk(&search).stats());
+            self.earlier_reranked += C::rerank_stats(&search).map_or(0, |r| r.reranked);
+        }
+        self.pending.clear();
+        self.returned = 0;
+        if let Some(hints) = self.heap_hints.as_mut() {
+            hints.restart();
         }
     }
 }
@@ -176,7 +247,7 @@ pub unsafe fn counters_of(desc: pg_sys::IndexScanDesc) -> Option<ScanCounters> {
         {
             return None;
         }
-        shared_scan::peek::<ScanState>(desc).map(ScanState::counters)
+        shared_scan::peek::<AnyScan>(desc).map(AnyScan::counters)
     }
 }
 
@@ -192,22 +263,13 @@ pub unsafe extern "C-unwind" fn begin_scan(
     let scan = unsafe { pg_sys::RelationGetIndexScan(index, nkeys, norderbys) };
     // SAFETY: the index stays open until the scan ends, which outlives the state.
     let rel = unsafe { Relation::from_raw(index, Fork::Main) };
-    let graph = PageGraph::open(rel, options::graph_settings(rel));
     let max_memory =
         vector_hnsw::scan::memory_limit(options::work_mem_kb(), options::scan_mem_multiplier());
     // SAFETY: creates a child of the current context, deleted with it or in end_scan.
     let tmp_ctx = unsafe { scan_context(c"Hnsw scan temporary context") };
-    let state = ScanState {
-        graph,
-        search: None,
-        pending: Vec::new(),
-        max_memory,
-        tmp_ctx,
-        earlier: SearchStats::default(),
-        earlier_reranked: 0,
-        returned: 0,
-        heap_hints: None,
-        toast: None,
+    let state = match AnyPageGraph::open(rel, options::graph_settings(rel)) {
+        AnyPageGraph::Exact(graph) => AnyScan::Exact(ScanState::new(graph, max_memory, tmp_ctx)),
+        AnyPageGraph::Coded(graph) => AnyScan::Coded(ScanState::new(graph, max_memory, tmp_ctx)),
     };
     // SAFETY: scan was just made in the current context, without an opaque.
     unsafe { shared_scan::attach(scan, state) };
@@ -226,14 +288,12 @@ pub unsafe extern "C-unwind" fn rescan(
     // SAFETY: scan was begun by begin_scan; the key arrays are amrescan's.
     unsafe {
         shared_scan::copy_keys(scan, keys, orderbys);
-        let state = shared_scan::state::<ScanState>(scan);
-        state.end_search();
-        state.pending.clear();
-        state.returned = 0;
-        if let Some(hints) = state.heap_hints.as_mut() {
-            hints.restart();
+        let state = shared_scan::state::<AnyScan>(scan);
+        match state {
+            AnyScan::Exact(state) => state.end_search(),
+            AnyScan::Coded(state) => state.end_search(),
         }
-        pg_sys::MemoryContextReset(state.tmp_ctx);
+        pg_sys::MemoryContextReset(state.tmp_ctx());
     }
 }
 
@@ -352,70 +412,17 @@ pub unsafe extern "C-unwind" fn get_tuple(
     _direction: pg_sys::ScanDirection::Type,
 ) -> bool {
     // SAFETY: scan was begun by begin_scan and not ended.
-    let state = unsafe { shared_scan::state::<ScanState>(scan) };
-    let _ctx = ContextSwitch::to(state.tmp_ctx);
-
-    // The settings as they are now: like pgvector, a cursor sees changes between fetches.
-    let params = ScanParams {
-        max_memory: state.max_memory,
-        ..options::scan_params()
+    let state = unsafe { shared_scan::state::<AnyScan>(scan) };
+    let _ctx = ContextSwitch::to(state.tmp_ctx());
+    let tid = match state {
+        // SAFETY: state is scan's.
+        AnyScan::Exact(state) => unsafe { next_tid(scan, state) },
+        // SAFETY: as above.
+        AnyScan::Coded(state) => unsafe { next_tid(scan, state) },
     };
-    state.graph.apply_io_settings(options::io_settings());
-    if state.search.is_none() {
-        // SAFETY: scan is a live descriptor of an open index.
-        let query = unsafe { start_scan(scan, &state.graph) };
-        // Only iterative scans look at their memory.
-        let memory = (params.mode != IterativeScan::Off).then(|| ScanMemoryConfig {
-            layout: alloc_set_layout(),
-            m: state.graph.m(),
-            visited_key,
-            // SAFETY: as above.
-            query: unsafe { normalization_events(scan, &state.graph, &query) },
-        });
-        let search = Scan::new(query, params);
-        let search = match memory {
-            Some(config) => search.with_memory(config),
-            None => search,
-        };
-        state.search = Some(if state.graph.is_quantized() {
-            Search::Reranked(RerankedScan::new(search, options::rerank_candidates()))
-        } else {
-            Search::Plain(search)
-        });
-    }
-    let heap_hints = options::io_settings().heap_hints();
-    let table_slow = heap_hints && {
-        // SAFETY: scan is live.
-        unsafe { make_table_hints(scan, state) };
-        state.heap_hints.as_mut().is_some_and(|t| t.table_is_slow())
+    let Some(tid) = tid else {
+        return false;
     };
-    let search = state.search.as_mut().expect("started above");
-    search.set_params(params);
-
-    let tid = loop {
-        if let Some(tid) = state.pending.pop() {
-            break tid;
-        }
-        match search.next(&mut state.graph) {
-            Some(element) => {
-                // Postgres receives the last slot first, as pgvector hands them out.
-                state
-                    .pending
-                    .extend_from_slice(element.meta.heap_tids.as_slice());
-            }
-            None => match search.scan().out_of_memory() {
-                Some(bytes) => out_of_memory::raise(bytes, "an hnsw scan"),
-                None => return false,
-            },
-        }
-    };
-    state.returned += 1;
-    if heap_hints && (state.graph.reads_cold() || table_slow) {
-        hint_next_rows(state);
-    }
-    if let Some(table) = state.heap_hints.as_mut() {
-        table.row_returned(state.returned);
-    }
     // SAFETY: scan is live; these fields are the AM's outputs.
     unsafe {
         let s = &mut *scan;
@@ -426,12 +433,81 @@ pub unsafe extern "C-unwind" fn get_tuple(
     true
 }
 
+/// The next row of the scan, searching as far as needed; `None` when the scan is over.
+///
+/// # Safety
+///
+/// `scan` is the live scan descriptor `state` belongs to.
+unsafe fn next_tid<C: ScanCompare>(
+    scan: pg_sys::IndexScanDesc,
+    state: &mut ScanState<C>,
+) -> Option<ItemPointer> {
+    // The settings as they are now: like pgvector, a cursor sees changes between fetches.
+    let params = ScanParams {
+        max_memory: state.max_memory,
+        ..options::scan_params()
+    };
+    state.graph.apply_io_settings(options::io_settings());
+    if state.search.is_none() {
+        // SAFETY: scan is a live descriptor of an open index.
+        let plain = unsafe { start_scan(scan, state.graph.support()) };
+        // Only iterative scans look at their memory.
+        let memory = (params.mode != IterativeScan::Off).then(|| ScanMemoryConfig {
+            layout: alloc_set_layout(),
+            m: state.graph.m(),
+            visited_key,
+            // SAFETY: as above.
+            query: unsafe { normalization_events(scan, state.graph.support(), &plain) },
+        });
+        let search = Scan::new(state.graph.compare().query(plain), params);
+        let search = match memory {
+            Some(config) => search.with_memory(config),
+            None => search,
+        };
+        state.search = Some(C::start(search));
+    }
+    let heap_hints = options::io_settings().heap_hints();
+    let table_slow = heap_hints && {
+        // SAFETY: scan is live.
+        unsafe { make_table_hints(scan, state) };
+        state.heap_hints.as_mut().is_some_and(|t| t.table_is_slow())
+    };
+    let search = state.search.as_mut().expect("started above");
+    C::set_params(search, params);
+
+    let tid = loop {
+        if let Some(tid) = state.pending.pop() {
+            break tid;
+        }
+        match C::next(search, &mut state.graph) {
+            Some(element) => {
+                // Postgres receives the last slot first, as pgvector hands them out.
+                state
+                    .pending
+                    .extend_from_slice(element.meta.heap_tids.as_slice());
+            }
+            None => match C::walk(search).out_of_memory() {
+                Some(bytes) => out_of_memory::raise(bytes, "an hnsw scan"),
+                None => return None,
+            },
+        }
+    };
+    state.returned += 1;
+    if heap_hints && (state.graph.reads_cold() || table_slow) {
+        hint_next_rows(state);
+    }
+    if let Some(table) = state.heap_hints.as_mut() {
+        table.row_returned(state.returned);
+    }
+    Some(tid)
+}
+
 /// Makes the scan's table hints on its first row (none without a table).
 ///
 /// # Safety
 ///
 /// `scan` is the live scan descriptor `state` belongs to.
-unsafe fn make_table_hints(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
+unsafe fn make_table_hints<C: ScanCompare>(scan: pg_sys::IndexScanDesc, state: &mut ScanState<C>) {
     if state.heap_hints.is_none() {
         // SAFETY: index_beginscan set heapRelation, open for as long as the scan.
         let heap = unsafe { (*scan).heapRelation };
@@ -449,13 +525,12 @@ unsafe fn make_table_hints(scan: pg_sys::IndexScanDesc, state: &mut ScanState) {
 
 /// Asks for the table blocks of the rows that follow the one being returned: the rest of this
 /// element's heap TIDs, then the next results' (see [`HeapRowHints`]).
-fn hint_next_rows(state: &mut ScanState) {
+fn hint_next_rows<C: ScanCompare>(state: &mut ScanState<C>) {
     let (Some(hints), Some(search)) = (state.heap_hints.as_mut(), state.search.as_ref()) else {
         return;
     };
-    let later = search
-        .upcoming()
-        .flat_map(|element| element.meta.heap_tids.as_slice().iter().rev());
+    let later =
+        C::upcoming(search).flat_map(|element| element.meta.heap_tids.as_slice().iter().rev());
     let rows = state.pending.iter().rev().chain(later).map(|tid| TableRow {
         block: tid.block,
         offset: tid.offset,
@@ -472,12 +547,12 @@ fn hint_next_rows(state: &mut ScanState) {
 ///
 /// # Safety
 ///
-/// `scan` is a live scan descriptor of the graph's index.
-unsafe fn start_scan(scan: pg_sys::IndexScanDesc, graph: &PageGraph) -> Value {
+/// `scan` is a live scan descriptor of the index `support` belongs to.
+unsafe fn start_scan(scan: pg_sys::IndexScanDesc, support: &Support) -> Value {
     // SAFETY: per the contract.
     let (datum, is_null) = unsafe { shared_scan::first_call(scan, Method::Hnsw) };
     // SAFETY: a non-NULL ORDER BY argument of an hnsw operator is a value of the column's type.
-    unsafe { graph.support().scan_value(datum, is_null) }
+    unsafe { support.scan_value(datum, is_null) }
 }
 
 /// The allocations pgvector makes in its scan context to normalize the query (cosine
@@ -485,14 +560,14 @@ unsafe fn start_scan(scan: pg_sys::IndexScanDesc, graph: &PageGraph) -> Value {
 ///
 /// # Safety
 ///
-/// `scan` is a live scan descriptor of the graph's index, past [`start_scan`].
+/// `scan` is a live scan descriptor of the index `support` belongs to, past [`start_scan`].
 unsafe fn normalization_events(
     scan: pg_sys::IndexScanDesc,
-    graph: &PageGraph,
+    support: &Support,
     query: &Value,
 ) -> Vec<ContextEvent> {
     match query.bytes() {
-        Some(normalized) if graph.support().normalizes() => {
+        Some(normalized) if support.normalizes() => {
             // SAFETY: start_scan checked orderByData; a non-NULL query (it has bytes) comes from
             // a non-NULL ORDER BY argument, a value of the column's type.
             let input = unsafe { Value::from_datum((*(*scan).orderByData).sk_argument) };
@@ -509,9 +584,9 @@ pub unsafe extern "C-unwind" fn end_scan(scan: pg_sys::IndexScanDesc) {
     // callback sees the null pointer later and does nothing. The Rust state is dropped before
     // the temporary context is deleted, so nothing it holds can point into freed memory.
     unsafe {
-        if let Some(state) = shared_scan::detach::<ScanState>(scan) {
+        if let Some(state) = shared_scan::detach::<AnyScan>(scan) {
             record_finished_scan(state.counters());
-            let tmp_ctx = state.tmp_ctx;
+            let tmp_ctx = state.tmp_ctx();
             drop(state);
             pg_sys::MemoryContextDelete(tmp_ctx);
         }

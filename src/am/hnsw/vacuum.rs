@@ -10,9 +10,10 @@
 
 use crate::am::hnsw::options;
 use crate::am::shared::routine;
+use crate::opclass::Compare;
 use crate::storage::io::{ChainHints, IoMethod, RelationBlocks};
 use crate::storage::{DeadTids, Fork, Relation, WriteMode};
-use crate::stores::hnsw::page_graph::PageGraph;
+use crate::stores::hnsw::page_graph::{AnyPageGraph, PageGraph};
 use crate::stores::hnsw::page_graph_vacuum::VacuumGraph;
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::{pg_guard, pg_sys};
@@ -32,7 +33,30 @@ pub unsafe extern "C-unwind" fn bulk_delete(
     // SAFETY: Postgres passes a valid IndexVacuumInfo whose index is open and locked for the
     // whole call.
     let rel = unsafe { Relation::from_raw((*info).index, Fork::Main) };
-    let graph = PageGraph::open(rel, options::graph_settings(rel));
+    // SAFETY: callback and its state are this call's, used only during it.
+    let dead = unsafe { DeadTids::new(callback, callback_state) };
+    // SAFETY: stats is this call's, used only during it.
+    unsafe {
+        match AnyPageGraph::open(rel, options::graph_settings(rel)) {
+            AnyPageGraph::Exact(graph) => vacuum_graph(graph, dead, stats),
+            AnyPageGraph::Coded(graph) => vacuum_graph(graph, dead, stats),
+        }
+    }
+    stats
+}
+
+/// Vacuums `graph`: the dead heap TIDs out, the graph repaired around the elements left without
+/// any, those marked deleted.
+///
+/// # Safety
+///
+/// `stats` points to the statistics `ambulkdelete` returns, valid during the call.
+unsafe fn vacuum_graph<C: Compare>(
+    graph: PageGraph<C>,
+    dead: DeadTids,
+    stats: *mut pg_sys::IndexBulkDeleteResult,
+) {
+    let rel = graph.relation();
     let params = GraphParams {
         m: graph.m(),
         ef_construction: graph.ef_construction(),
@@ -45,11 +69,11 @@ pub unsafe extern "C-unwind" fn bulk_delete(
         Relation::combine_limit(),
     )
     .for_sequential_pass();
-    // SAFETY: callback, its state and stats are this call's, used only during it.
+    // SAFETY: the dead TIDs' callback and stats are ambulkdelete's, used only during it.
     let mut store = unsafe {
         VacuumGraph::new(
             PageGraphWriter::new(graph, WriteMode::Wal),
-            DeadTids::new(callback, callback_state),
+            dead,
             stats,
             hints,
         )
@@ -57,5 +81,4 @@ pub unsafe extern "C-unwind" fn bulk_delete(
     if vector_hnsw::vacuum_with(&mut store, &params, options::vacuum_repair()).is_err() {
         pgrx::error!("hnsw graph not repaired");
     }
-    stats
 }

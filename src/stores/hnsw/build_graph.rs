@@ -38,7 +38,7 @@
 //! many tuples as pgvector's would. A record takes less than what pgvector allocates for the
 //! same element, so the arena never fills before that account says the graph is full.
 
-use crate::opclass::{Support, Value};
+use crate::opclass::Compare;
 use crate::storage::lwlock::{LockGuard, SharedLock, SHARED_LOCK_SIZE};
 use crate::storage::page::ItemPointer;
 use crate::stores::hnsw::build_memory::{pgvector_shared_bytes, MemoryAccount};
@@ -95,8 +95,8 @@ const AHEAD: usize = 8;
 const MAX_PREFETCH: usize = 4096;
 
 /// A build graph over a region.
-pub struct BuildGraph<'s, R: Region> {
-    support: &'s Support,
+pub struct BuildGraph<'s, R: Region, C: Compare> {
+    compare: &'s C,
     m: usize,
     region: R,
     /// pgvector's serial accounting (serial builds).
@@ -105,10 +105,10 @@ pub struct BuildGraph<'s, R: Region> {
     scratch: ConnectScratch<u32>,
 }
 
-impl<'s, R: Region> BuildGraph<'s, R> {
-    pub fn new(support: &'s Support, m: usize, region: R) -> Self {
+impl<'s, R: Region, C: Compare> BuildGraph<'s, R, C> {
+    pub fn new(compare: &'s C, m: usize, region: R) -> Self {
         BuildGraph {
-            support,
+            compare,
             m,
             region,
             account: MemoryAccount::default(),
@@ -119,6 +119,11 @@ impl<'s, R: Region> BuildGraph<'s, R> {
 
     pub fn m(&self) -> usize {
         self.m
+    }
+
+    /// How the graph's values compare.
+    pub fn compare(&self) -> &'s C {
+        self.compare
     }
 
     pub fn region(&self) -> &R {
@@ -314,7 +319,7 @@ impl<'s, R: Region> BuildGraph<'s, R> {
     }
 }
 
-impl BuildGraph<'_, LocalRegion> {
+impl<C: Compare> BuildGraph<'_, LocalRegion, C> {
     /// Makes room for one more element (a value of `value_len` bytes at `level`), so that
     /// adding it allocates nothing. An error means the server has no memory left for the graph
     /// (as under an address-space limit): the build then goes on in the pages, where a failed
@@ -329,10 +334,10 @@ impl BuildGraph<'_, LocalRegion> {
     }
 }
 
-impl<R: Region> GraphStore for BuildGraph<'_, R> {
+impl<R: Region, C: Compare> GraphStore for BuildGraph<'_, R, C> {
     type Id = u32;
     type Meta = ();
-    type Value = Value;
+    type Value = C::Value;
 
     fn entry_point(&mut self) -> Option<EntryPoint<u32>> {
         self.entry()
@@ -350,14 +355,14 @@ impl<R: Region> GraphStore for BuildGraph<'_, R> {
         );
     }
 
-    fn load(&mut self, query: &Value, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
+    fn load(&mut self, query: &C::Value, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
         // Values of one column are as long as the query's stored form (a sparsevec's vary: then
         // this is a guess, and only a prefetch depends on it). Of a quantized build's records,
         // only the codes compared are fetched.
-        let value_len = query.stored_bytes().map_or(0, <[u8]>::len);
-        let range = self.support.compared_range(value_len);
+        let value_len = C::stored(query).map_or(0, <[u8]>::len);
+        let range = self.compare.compared_range(value_len);
         let range = range.start..range.end.min(range.start + MAX_PREFETCH);
-        let query = self.support.prepare(query);
+
         // The batch is known up front: fetch the next elements' values into the cache while
         // the distance to the current one is computed.
         for &id in ids.iter().take(AHEAD) {
@@ -373,7 +378,8 @@ impl<R: Region> GraphStore for BuildGraph<'_, R> {
             for (value, &id) in values.iter_mut().zip(chunk) {
                 *value = self.value_bytes(id);
             }
-            query.distances(&values[..chunk.len()], &mut distances[..chunk.len()]);
+            self.compare
+                .distances(query, &values[..chunk.len()], &mut distances[..chunk.len()]);
             for (&id, &distance) in chunk.iter().zip(&distances) {
                 out.push(self.candidate(id, distance));
             }
@@ -408,7 +414,7 @@ impl<R: Region> GraphStore for BuildGraph<'_, R> {
     }
 }
 
-impl<R: Region> LinkBack for BuildGraph<'_, R> {
+impl<R: Region, C: Compare> LinkBack for BuildGraph<'_, R, C> {
     /// pgvector's in-memory `HnswUpdateConnection`: the list's stored distances and cached
     /// flags, no reload (only inserts add back-links to this store).
     fn link_back(
@@ -454,7 +460,7 @@ impl<R: Region> LinkBack for BuildGraph<'_, R> {
             lm,
             &mut scratch,
             |a, b| {
-                self.support
+                self.compare
                     .pair_distance(self.value_bytes(a), self.value_bytes(b)) as f32
             },
         );
@@ -472,16 +478,11 @@ impl<R: Region> LinkBack for BuildGraph<'_, R> {
     }
 }
 
-impl<R: Region> GraphWrite for BuildGraph<'_, R> {
+impl<R: Region, C: Compare> GraphWrite for BuildGraph<'_, R, C> {
     type HeapTid = ItemPointer;
 
-    fn value(&mut self, element: &Candidate<u32, ()>) -> Value {
-        let bytes = self.value_bytes(element.id);
-        if self.support.codes().is_some() {
-            Value::stored_record(bytes)
-        } else {
-            Value::from_bytes(bytes)
-        }
+    fn value(&mut self, element: &Candidate<u32, ()>) -> C::Value {
+        self.compare.read_back(self.value_bytes(element.id))
     }
 
     type ValueRef = u32;
@@ -491,19 +492,16 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
     }
 
     fn ref_distance(&self, a: u32, b: u32) -> f64 {
-        self.support
+        self.compare
             .pair_distance(self.value_bytes(a), self.value_bytes(b))
     }
 
     fn add_element(
         &mut self,
-        element: &NewElement<Value, ItemPointer>,
+        element: &NewElement<C::Value, ItemPointer>,
         neighbors: &[Vec<Candidate<u32, ()>>],
     ) -> Candidate<u32, ()> {
-        let bytes = element
-            .value
-            .stored_bytes()
-            .expect("indexed values are not NULL");
+        let bytes = C::stored(&element.value).expect("indexed values are not NULL");
         let level = element.level;
         let (words, tail) = record_words(level, self.m, bytes.len());
         let Some(at) = self.region.allocate(words) else {
@@ -575,17 +573,17 @@ impl<R: Region> GraphWrite for BuildGraph<'_, R> {
     }
 
     fn distances_are_exact(&self) -> bool {
-        self.support.codes().is_none()
+        C::EXACT
     }
 
     fn try_add_duplicate(
         &mut self,
-        value: &Value,
+        value: &C::Value,
         heap_tid: ItemPointer,
         existing: &Candidate<u32, ()>,
     ) -> Duplicate {
         if !self
-            .support
+            .compare
             .same_value(value, self.value_bytes(existing.id))
         {
             return Duplicate::NotEqual;

@@ -13,6 +13,7 @@
 //! vectors in vector pages after the graph's, in the same order as the elements, so that the
 //! candidates a query reranks, neighbors in the graph, share vector pages too.
 
+use crate::opclass::Compare;
 use crate::storage::page::{BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
 use crate::storage::{BlockNumber, ItemPointer, OffsetNumber, PageWriteGuard, Relation, WriteMode};
 use crate::stores::hnsw::build_graph::{BuildGraph, NO_ELEMENT};
@@ -63,8 +64,8 @@ impl PageFill {
 }
 
 /// Lays out elements in the order they are given, recording in each where its tuples go.
-struct LayoutPlan<'g, 's, R: Region> {
-    graph: &'g BuildGraph<'s, R>,
+struct LayoutPlan<'g, 's, R: Region, C: Compare> {
+    graph: &'g BuildGraph<'s, R, C>,
     /// The graph's element ids, in the order they were added (ascending).
     ids: &'g [u32],
     /// The bytes of every element's stored value, if not its value in the build graph (a
@@ -74,7 +75,7 @@ struct LayoutPlan<'g, 's, R: Region> {
     page: PageFill,
 }
 
-impl<R: Region> LayoutPlan<'_, '_, R> {
+impl<R: Region, C: Compare> LayoutPlan<'_, '_, R, C> {
     /// The sizes of element `i`'s tuples, and whether both go on one page.
     fn sizes(&self, i: u32) -> (usize, usize, bool) {
         let id = self.ids[i as usize];
@@ -88,7 +89,7 @@ impl<R: Region> LayoutPlan<'_, '_, R> {
     }
 }
 
-impl<R: Region> PagePacker for LayoutPlan<'_, '_, R> {
+impl<R: Region, C: Compare> PagePacker for LayoutPlan<'_, '_, R, C> {
     fn fits(&self, i: u32) -> bool {
         let (element, neighbors, together) = self.sizes(i);
         let free = self.page.free_space();
@@ -114,8 +115,8 @@ impl<R: Region> PagePacker for LayoutPlan<'_, '_, R> {
 
 /// Places the elements and records in each where its tuples go; returns the element ids in
 /// write order and the last block.
-fn plan_layout<R: Region>(
-    graph: &BuildGraph<'_, R>,
+fn plan_layout<R: Region, C: Compare>(
+    graph: &BuildGraph<'_, R, C>,
     placement: Placement,
     value_len: Option<usize>,
 ) -> (Vec<u32>, BlockNumber) {
@@ -202,9 +203,9 @@ fn plan_vectors(count: usize, vector_size: usize, first_block: BlockNumber) -> V
 
 /// Writes the metapage and all element pages of `graph` into the (empty) fork of `rel`, and a
 /// quantized index's vector pages.
-pub fn write_graph<R: Region>(
+pub fn write_graph<R: Region, C: Compare>(
     rel: Relation,
-    graph: &BuildGraph<'_, R>,
+    graph: &BuildGraph<'_, R, C>,
     params: GraphParams,
     dimensions: u32,
     placement: Placement,
@@ -293,9 +294,9 @@ pub fn write_graph<R: Region>(
 
 /// Writes the vector pages of a quantized build: each element's full vector where
 /// [`plan_vectors`] put it.
-fn write_vectors<R: Region>(
+fn write_vectors<R: Region, C: Compare>(
     rel: Relation,
-    graph: &BuildGraph<'_, R>,
+    graph: &BuildGraph<'_, R, C>,
     order: &[u32],
     tids: &[ItemPointer],
     output: &mut VectorOutput<'_>,

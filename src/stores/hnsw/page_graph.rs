@@ -21,20 +21,22 @@
 //! never changes a page.
 
 use crate::opclass::codes::{CodeSpace, Dense};
-use crate::opclass::{Method, QueryDistance, Support, TypeInfo, Value, ValueKind};
+use crate::opclass::{
+    Coded, CodedValue, Compare, Estimate, Exact, Method, Support, TypeInfo, Value, ValueKind,
+};
 use crate::storage::io::{BlockReader, IoCounters, RelationBlocks, Settings};
 use crate::storage::pinned::{self, PinnedPage};
 use crate::storage::{
     BlockNumber, ItemPointer, OffsetNumber, PageLock, PageLockMode, PageRef, ReadMode, Relation,
+    WriteMode,
 };
 use crate::stores::hnsw::format::{
     layer_m, ElementView, EntryPoint as MetaEntry, MetaPage, NeighborView, HEAPTIDS, PAGE_ID,
     SCAN_LOCK, UPDATE_LOCK,
 };
 use crate::stores::hnsw::metapage::{read_meta, read_quantizer};
-use crate::stores::hnsw::vector_pages::VectorPages;
+use crate::stores::hnsw::vector_pages::{store_vector, VectorPages};
 use std::rc::Rc;
-use vector_formats::hnsw_codes::CodeRecord;
 use vector_hnsw::storage::GraphLock;
 use vector_hnsw::{Candidate, EntryPoint, GraphStore, RerankStore};
 use vector_io::{BatchLayout, Lookahead};
@@ -143,10 +145,11 @@ pub struct GraphSettings {
     pub io: Settings,
 }
 
-/// The index's graph, read through the buffer manager.
-pub struct PageGraph {
+/// The index's graph, read through the buffer manager, comparing as `C` says: exactly
+/// (pgvector's format) or by codes (a quantized index).
+pub struct PageGraph<C: Compare> {
     rel: Relation,
-    support: Support,
+    compare: C,
     m: usize,
     ef_construction: usize,
     dimensions: u32,
@@ -170,16 +173,85 @@ pub struct PageGraph {
     vector_tids: Vec<ItemPointer>,
 }
 
-impl PageGraph {
-    /// An existing index: `m` and the dimensions from its metapage, support functions from its
-    /// operator class, the rest from `settings`. Scans read with `effective_io_concurrency`;
-    /// writers switch to maintenance reads with [`for_writing`](Self::for_writing).
+/// How a page graph compares, made from the index (its operator class, and a quantized
+/// index's quantizer from the metapage), and what it stores for a new element.
+pub trait IndexCompare: Compare + Sized {
+    fn for_index(rel: Relation) -> Self;
+
+    /// A new element's value as the index stores it: in a quantized index, its full vector is
+    /// stored first (where returned) and its record names it.
+    fn new_element(
+        &self,
+        rel: Relation,
+        value: Value,
+        mode: WriteMode,
+    ) -> (Self::Value, Option<ItemPointer>);
+}
+
+impl IndexCompare for Exact {
+    fn for_index(rel: Relation) -> Self {
+        Exact(Support::for_index(rel, Method::Hnsw))
+    }
+
+    fn new_element(&self, _: Relation, value: Value, _: WriteMode) -> (Value, Option<ItemPointer>) {
+        (value, None)
+    }
+}
+
+impl IndexCompare for Coded {
+    fn for_index(rel: Relation) -> Self {
+        let support = Support::for_index(rel, Method::Hnsw);
+        let quantizer = read_quantizer(rel);
+        let space = CodeSpace::from_meta(&quantizer, dense_of(support.type_info()));
+        Coded::new(support, Rc::new(space))
+    }
+
+    fn new_element(
+        &self,
+        rel: Relation,
+        value: Value,
+        mode: WriteMode,
+    ) -> (CodedValue, Option<ItemPointer>) {
+        let bytes = value.bytes().expect("indexed values are not NULL");
+        let vector = store_vector(rel, bytes, mode);
+        (Coded::new_element(self, value, vector), Some(vector))
+    }
+}
+
+/// A page graph of the kind its metapage says.
+pub enum AnyPageGraph {
+    Exact(PageGraph<Exact>),
+    Coded(PageGraph<Coded>),
+}
+
+impl AnyPageGraph {
+    /// The index's graph, exact or quantized as its metapage says (see [`PageGraph::open`]).
     pub fn open(rel: Relation, settings: GraphSettings) -> Self {
+        if read_meta(rel).is_quantized() {
+            AnyPageGraph::Coded(PageGraph::open_index(rel, settings))
+        } else {
+            AnyPageGraph::Exact(PageGraph::open_index(rel, settings))
+        }
+    }
+}
+
+impl<C: IndexCompare> PageGraph<C> {
+    /// The index's graph, compared as its kind `C` does (see [`PageGraph::open`]).
+    pub fn open_index(rel: Relation, settings: GraphSettings) -> Self {
+        PageGraph::open(rel, settings, C::for_index(rel))
+    }
+}
+
+impl<C: Compare> PageGraph<C> {
+    /// An existing index compared as `compare` says: `m` and the dimensions from its metapage,
+    /// the rest from `settings`. Scans read with `effective_io_concurrency`; writers switch to
+    /// maintenance reads with [`for_writing`](Self::for_writing).
+    pub fn open(rel: Relation, settings: GraphSettings, compare: C) -> Self {
         let meta = read_meta(rel);
         let rel = rel.with_page_id(PAGE_ID);
-        let mut graph = PageGraph {
+        PageGraph {
             rel,
-            support: Support::for_index(rel, Method::Hnsw),
+            compare,
             m: usize::from(meta.m),
             ef_construction: settings.ef_construction,
             dimensions: meta.dimensions,
@@ -192,18 +264,17 @@ impl PageGraph {
             lookahead: Lookahead::default(),
             vectors: None,
             vector_tids: Vec::new(),
-        };
-        if meta.is_quantized() {
-            let quantizer = read_quantizer(rel);
-            let space = CodeSpace::from_meta(&quantizer, dense_of(graph.type_info()));
-            graph.support = graph.support.clone().with_codes(Rc::new(space));
         }
-        graph
     }
 
     /// Whether this is a quantized index (its values are code records).
     pub fn is_quantized(&self) -> bool {
-        self.support.codes().is_some()
+        !C::EXACT
+    }
+
+    /// How this index compares.
+    pub fn compare(&self) -> &C {
+        &self.compare
     }
 
     /// Reads as a writer (insert, build, vacuum): `maintenance_io_concurrency`.
@@ -248,11 +319,11 @@ impl PageGraph {
 
     /// Support functions (distance, normalization) and type info of the index's column.
     pub fn support(&self) -> &Support {
-        &self.support
+        self.compare.support()
     }
 
     pub fn type_info(&self) -> &'static TypeInfo {
-        self.support.type_info()
+        self.support().type_info()
     }
 
     pub fn m(&self) -> usize {
@@ -272,19 +343,14 @@ impl PageGraph {
         read_meta(self.rel)
     }
 
-    /// `distance(query, value of an element)`.
-    pub fn distance(&self, query: &Value, value: &[u8]) -> f64 {
-        self.support.distance(query, value)
-    }
-
-    /// Loads one element (distance to `query`; pass [`Value::null`] for 0).
-    pub fn load_one(&mut self, query: &Value, id: ElementId) -> Element {
+    /// Loads one element (distance to `query`; pass the default value, NULL, for 0).
+    pub fn load_one(&mut self, query: &C::Value, id: ElementId) -> Element {
         let mut out = Vec::with_capacity(1);
         self.load(query, &[id], &mut out);
         out.pop().expect("load returns one candidate per id")
     }
 
-    /// A copy of an element's value.
+    /// A copy of what an element stores (its value, or its code record).
     pub fn element_value(&self, id: ElementId) -> Value {
         let guard = self.rel.read_page(id.block, ReadMode::Shared);
         let page = guard.page();
@@ -297,14 +363,8 @@ impl PageGraph {
 
     /// Decodes the element tuple `id` of a page the caller has locked, with its distance to
     /// `query` (for writers that read elements under their own locks).
-    pub fn decode_element(&self, page: &PageRef<'_>, id: ElementId, query: &Value) -> Element {
-        let quantized = self.is_quantized();
-        decode(
-            &element_at(page, id),
-            id,
-            &self.support.prepare(query),
-            quantized,
-        )
+    pub fn decode_element(&self, page: &PageRef<'_>, id: ElementId, query: &C::Value) -> Element {
+        decode(&element_at(page, id), id, &self.compare, query)
     }
 
     /// The batch loop of [`GraphStore::load`]: `keep(loaded, tuple)` sees every element
@@ -318,7 +378,7 @@ impl PageGraph {
     /// it (one block locked at a time, as pgvector).
     pub fn load_with(
         &mut self,
-        query: &Value,
+        query: &C::Value,
         ids: &[ElementId],
         out: &mut Vec<Element>,
         mut keep: impl FnMut(&Element, &ElementView<'_>),
@@ -326,8 +386,6 @@ impl PageGraph {
         let mut layout = std::mem::take(&mut self.layout);
         layout.group(ids, |id| id.block);
 
-        let quantized = self.is_quantized();
-        let query = self.support.prepare(query);
         // Each element is decoded straight into its place in `out`.
         let first_out = out.len();
         out.resize(first_out + ids.len(), PLACEHOLDER);
@@ -363,7 +421,7 @@ impl PageGraph {
                 for &i in layout.members(k) {
                     let id = ids[i as usize];
                     let tuple = element_at(&page, id);
-                    let element = decode(&tuple, id, &query, quantized);
+                    let element = decode(&tuple, id, &self.compare, query);
                     keep(&element, &tuple);
                     if capture {
                         capture_neighbors(&mut self.lookahead, &page, &element, m, layer);
@@ -420,31 +478,32 @@ fn element_at<'a>(page: &PageRef<'a>, id: ElementId) -> ElementView<'a> {
     }
 }
 
-/// A loaded element from its tuple, with its distance to the prepared query.
+/// A loaded element from its tuple, with its distance to the query (its record parsed once,
+/// in a quantized index).
 #[inline]
-fn decode(
+fn decode<C: Compare>(
     element: &ElementView<'_>,
     id: ElementId,
-    query: &QueryDistance<'_>,
-    quantized: bool,
+    compare: &C,
+    query: &C::Value,
 ) -> Element {
     if element.deleted() {
         pgrx::error!("cannot load deleted element");
     }
-    let value = element.value();
-    let (distance, error) = match value {
-        Some(value) if quantized => query.estimate(value),
-        Some(value) => (query.distance(value), 0.0),
-        None if query.is_null() => (0.0, 0.0),
+    let estimate = match element.value() {
+        Some(value) => compare.estimate(query, value),
+        None if C::is_null(query) => Estimate {
+            distance: 0.0,
+            error: 0.0,
+            vector: ItemPointer::INVALID,
+        },
         None => corrupt(id, "element has no value"),
     };
-    let vector = match value {
-        Some(record) if quantized => match CodeRecord::parse(record) {
-            Ok(record) => record.vector(),
-            Err(e) => corrupt(id, &e.to_string()),
-        },
-        _ => ItemPointer::INVALID,
-    };
+    let Estimate {
+        distance,
+        error,
+        vector,
+    } = estimate;
     let heap_tids = HeapTids::from_view(element);
     Candidate {
         id,
@@ -500,32 +559,33 @@ fn corrupt(id: ElementId, what: &str) -> ! {
     pgrx::error!("hnsw index is corrupted at {id:?}: {what}")
 }
 
-impl RerankStore for PageGraph {
+impl RerankStore for PageGraph<Coded> {
     fn estimate_error(&self, candidate: &Element) -> f64 {
         f64::from(candidate.meta.error)
     }
 
     fn exact_distances(
         &mut self,
-        query: &Value,
+        query: &CodedValue,
         candidates: &[Element],
         out: &mut Vec<Option<f64>>,
     ) {
-        let (rel, support, io) = (self.rel, &self.support, self.io);
+        let (rel, io) = (self.rel, self.io);
+        let exact = self.compare.support();
         let vectors = self
             .vectors
-            .get_or_insert_with(|| VectorPages::open(rel, support.exact(), io));
+            .get_or_insert_with(|| VectorPages::open(rel, exact.clone(), io));
         self.vector_tids.clear();
         self.vector_tids
             .extend(candidates.iter().map(|c| c.meta.vector));
-        vectors.exact_distances(query, &self.vector_tids, out);
+        vectors.exact_distances(Coded::plain(query), &self.vector_tids, out);
     }
 }
 
-impl GraphStore for PageGraph {
+impl<C: Compare> GraphStore for PageGraph<C> {
     type Id = ElementId;
     type Meta = ElementMeta;
-    type Value = Value;
+    type Value = C::Value;
 
     fn entry_point(&mut self) -> Option<EntryPoint<ElementId>> {
         // A new walk: lists captured for the previous one may be stale.
@@ -556,7 +616,7 @@ impl GraphStore for PageGraph {
         out.extend(view.layer(element.level, self.m, layer));
     }
 
-    fn load(&mut self, query: &Value, ids: &[ElementId], out: &mut Vec<Element>) {
+    fn load(&mut self, query: &C::Value, ids: &[ElementId], out: &mut Vec<Element>) {
         self.load_with(query, ids, out, |_, _| {});
     }
 

@@ -19,7 +19,7 @@
 //!   and invalid slots, element and neighbor page in one WAL record. The first page with a
 //!   deleted element becomes the insert page, written to the metapage last.
 
-use crate::opclass::Value;
+use crate::opclass::Compare;
 use crate::storage::io::{read_chain_page, ChainHints};
 use crate::storage::page::INVALID_BLOCK_NUMBER;
 use crate::storage::{
@@ -71,8 +71,8 @@ impl PageCursor {
 }
 
 /// The graph during `ambulkdelete`.
-pub struct VacuumGraph {
-    writer: PageGraphWriter,
+pub struct VacuumGraph<C: Compare> {
+    writer: PageGraphWriter<C>,
     dead: DeadTids,
     stats: *mut pg_sys::IndexBulkDeleteResult,
     strategy: AccessStrategy,
@@ -82,13 +82,13 @@ pub struct VacuumGraph {
     freed_vectors: Vec<ItemPointer>,
 }
 
-impl VacuumGraph {
+impl<C: Compare> VacuumGraph<C> {
     /// # Safety
     ///
     /// `stats` points to the statistics `ambulkdelete` returns, valid during the vacuum.
     /// `hints` read ahead along the page chain of each pass.
     pub unsafe fn new(
-        writer: PageGraphWriter,
+        writer: PageGraphWriter<C>,
         dead: DeadTids,
         stats: *mut pg_sys::IndexBulkDeleteResult,
         hints: ChainHints,
@@ -201,10 +201,10 @@ fn next_page(page: &PageRef<'_>) -> BlockNumber {
     PageOpaque::next_of(page.special())
 }
 
-impl GraphStore for VacuumGraph {
+impl<C: Compare> GraphStore for VacuumGraph<C> {
     type Id = ElementId;
     type Meta = ElementMeta;
-    type Value = Value;
+    type Value = C::Value;
 
     fn entry_point(&mut self) -> Option<EntryPoint<ElementId>> {
         self.writer.entry_point()
@@ -214,7 +214,7 @@ impl GraphStore for VacuumGraph {
         self.writer.neighbors(element, layer, out)
     }
 
-    fn load(&mut self, query: &Value, ids: &[ElementId], out: &mut Vec<Element>) {
+    fn load(&mut self, query: &C::Value, ids: &[ElementId], out: &mut Vec<Element>) {
         self.writer.load(query, ids, out)
     }
 
@@ -240,12 +240,12 @@ impl GraphStore for VacuumGraph {
     }
 }
 
-impl LinkBack for VacuumGraph {}
+impl<C: Compare> LinkBack for VacuumGraph<C> {}
 
-impl GraphWrite for VacuumGraph {
+impl<C: Compare> GraphWrite for VacuumGraph<C> {
     type HeapTid = ItemPointer;
 
-    fn value(&mut self, element: &Element) -> Value {
+    fn value(&mut self, element: &Element) -> C::Value {
         self.writer.value(element)
     }
 
@@ -261,7 +261,7 @@ impl GraphWrite for VacuumGraph {
 
     fn add_element(
         &mut self,
-        element: &NewElement<Value, ItemPointer>,
+        element: &NewElement<C::Value, ItemPointer>,
         neighbors: &[Vec<Element>],
     ) -> Element {
         self.writer.add_element(element, neighbors)
@@ -293,7 +293,7 @@ impl GraphWrite for VacuumGraph {
 
     fn try_add_duplicate(
         &mut self,
-        value: &Value,
+        value: &C::Value,
         heap_tid: ItemPointer,
         existing: &Element,
     ) -> Duplicate {
@@ -301,7 +301,7 @@ impl GraphWrite for VacuumGraph {
     }
 }
 
-impl VacuumStore for VacuumGraph {
+impl<C: Compare> VacuumStore for VacuumGraph<C> {
     type Cursor = PageCursor;
 
     fn prune_heap_tids(
@@ -377,7 +377,7 @@ impl VacuumStore for VacuumGraph {
                 out.push(
                     self.writer
                         .graph()
-                        .decode_element(&page, id, &Value::null()),
+                        .decode_element(&page, id, &C::Value::default()),
                 );
             }
         }
@@ -386,7 +386,7 @@ impl VacuumStore for VacuumGraph {
     }
 
     fn load_element(&mut self, id: ElementId) -> Element {
-        self.writer.graph_mut().load_one(&Value::null(), id)
+        self.writer.graph_mut().load_one(&C::Value::default(), id)
     }
 
     fn neighbor_slots(&mut self, element: &Element, out: &mut Vec<Option<ElementId>>) {

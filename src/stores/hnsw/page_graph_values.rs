@@ -2,7 +2,6 @@
 //! keeping ([`KeepFilter`]), and where they are ([`ValueCache`]), for the pair distances of
 //! neighbor selection and the duplicate checks, as pgvector keeps the values it loads.
 
-use crate::opclass::Value;
 use crate::stores::hnsw::page_graph::{Element, ElementId};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -52,8 +51,8 @@ impl KeepFilter {
     }
 
     /// Distances from now on are to `query`: starts over if it is another one.
-    pub fn start(&mut self, query: &Value) {
-        let bytes = query.bytes().unwrap_or_default();
+    pub fn start(&mut self, query: &[u8]) {
+        let bytes = query;
         if self.query != bytes {
             self.query.clear();
             self.query.extend_from_slice(bytes);

@@ -19,7 +19,7 @@
 //! during an index build ([`WriteMode::Build`]), which logs the whole relation once at the end.
 //! Locks are taken in pgvector's order: a page before the following one, the metapage alone.
 
-use crate::opclass::Value;
+use crate::opclass::Compare;
 use crate::storage::page::{INVALID_BLOCK_NUMBER, ITEM_ID_SIZE};
 use crate::storage::{
     BlockNumber, ChainWalk, Image, ItemPointer, OffsetNumber, PageWriteGuard, ReadMode, Relation,
@@ -40,8 +40,8 @@ use vector_hnsw::storage::{
 use vector_hnsw::{GraphStore, GraphWrite, LinkBack};
 
 /// The graph in the index's pages, with write access.
-pub struct PageGraphWriter {
-    graph: PageGraph,
+pub struct PageGraphWriter<C: Compare> {
+    graph: PageGraph<C>,
     mode: WriteMode,
     /// Values of the elements loaded or read during the current operation (for pair distances
     /// and duplicate checks, as pgvector keeps the values it loads); cleared when the operation
@@ -82,8 +82,8 @@ impl TupleSizes {
     }
 }
 
-impl PageGraphWriter {
-    pub fn new(graph: PageGraph, mode: WriteMode) -> Self {
+impl<C: Compare> PageGraphWriter<C> {
+    pub fn new(graph: PageGraph<C>, mode: WriteMode) -> Self {
         let keep = KeepFilter::new(graph.ef_construction() + 1);
         PageGraphWriter {
             // Inserts, builds and vacuum read with maintenance_io_concurrency.
@@ -94,11 +94,11 @@ impl PageGraphWriter {
         }
     }
 
-    pub fn graph(&self) -> &PageGraph {
+    pub fn graph(&self) -> &PageGraph<C> {
         &self.graph
     }
 
-    pub fn graph_mut(&mut self) -> &mut PageGraph {
+    pub fn graph_mut(&mut self) -> &mut PageGraph<C> {
         &mut self.graph
     }
 
@@ -124,12 +124,6 @@ impl PageGraphWriter {
         let value = self.graph.element_value(id);
         let bytes = value.bytes().expect("an element has a value");
         self.values.insert(id, bytes)
-    }
-
-    /// The value of element `id`, read once per operation.
-    fn cached_value(&mut self, id: ElementId) -> &[u8] {
-        let at = self.value_at(id);
-        self.values.bytes(at)
     }
 
     /// Changes the metapage under its exclusive lock (one WAL record in WAL mode).
@@ -391,7 +385,7 @@ impl PageGraphWriter {
     }
 }
 
-impl Drop for PageGraphWriter {
+impl<C: Compare> Drop for PageGraphWriter<C> {
     fn drop(&mut self) {
         std::mem::take(&mut self.values).give_back();
     }
@@ -416,10 +410,10 @@ pub fn neighbor_slots(level: u8, m: usize, neighbors: &[Vec<ElementId>]) -> Vec<
     tids
 }
 
-impl GraphStore for PageGraphWriter {
+impl<C: Compare> GraphStore for PageGraphWriter<C> {
     type Id = ElementId;
     type Meta = ElementMeta;
-    type Value = Value;
+    type Value = C::Value;
 
     fn entry_point(&mut self) -> Option<EntryPoint<ElementId>> {
         self.graph.entry_point()
@@ -431,10 +425,10 @@ impl GraphStore for PageGraphWriter {
 
     /// [`PageGraph::load_with`], keeping the values of the loaded elements that the neighbor
     /// selections that follow may compare (`KeepFilter`).
-    fn load(&mut self, query: &Value, ids: &[ElementId], out: &mut Vec<Element>) {
+    fn load(&mut self, query: &C::Value, ids: &[ElementId], out: &mut Vec<Element>) {
         let values = &mut self.values;
         let filter = &mut self.keep;
-        filter.start(query);
+        filter.start(C::stored(query).unwrap_or_default());
         self.graph.load_with(query, ids, out, |element, tuple| {
             // (Loaded again on another layer: kept already, and counted once.)
             if values.find(element.id).is_none() && filter.admit(element) {
@@ -471,19 +465,14 @@ impl GraphStore for PageGraphWriter {
     }
 }
 
-impl LinkBack for PageGraphWriter {}
+impl<C: Compare> LinkBack for PageGraphWriter<C> {}
 
-impl GraphWrite for PageGraphWriter {
+impl<C: Compare> GraphWrite for PageGraphWriter<C> {
     type HeapTid = ItemPointer;
 
-    fn value(&mut self, element: &Element) -> Value {
-        let quantized = self.graph.is_quantized();
-        let bytes = self.cached_value(element.id);
-        if quantized {
-            Value::stored_record(bytes)
-        } else {
-            Value::from_bytes(bytes)
-        }
+    fn value(&mut self, element: &Element) -> C::Value {
+        let at = self.value_at(element.id);
+        self.graph.compare().read_back(self.values.bytes(at))
     }
 
     type ValueRef = CachedValue;
@@ -494,19 +483,16 @@ impl GraphWrite for PageGraphWriter {
 
     fn ref_distance(&self, a: CachedValue, b: CachedValue) -> f64 {
         self.graph
-            .support()
+            .compare()
             .pair_distance(self.values.bytes(a.0), self.values.bytes(b.0))
     }
 
     fn add_element(
         &mut self,
-        element: &NewElement<Value, ItemPointer>,
+        element: &NewElement<C::Value, ItemPointer>,
         neighbors: &[Vec<Element>],
     ) -> Element {
-        let value = element
-            .value
-            .stored_bytes()
-            .expect("indexed values are not NULL");
+        let value = C::stored(&element.value).expect("indexed values are not NULL");
         let ids = vector_hnsw::insert::layer_ids(neighbors);
         let (id, neighbor_tid, version) =
             self.add_element_on_disk(value, element.heap_tid, element.level, &ids);
@@ -602,12 +588,16 @@ impl GraphWrite for PageGraphWriter {
 
     fn try_add_duplicate(
         &mut self,
-        value: &Value,
+        value: &C::Value,
         heap_tid: ItemPointer,
         existing: &Element,
     ) -> Duplicate {
-        let support = self.graph.support().clone();
-        if !support.same_value(value, self.cached_value(existing.id)) {
+        let at = self.value_at(existing.id);
+        if !self
+            .graph
+            .compare()
+            .same_value(value, self.values.bytes(at))
+        {
             return Duplicate::NotEqual;
         }
         let mut guard = self.begin_on(existing.id.block);

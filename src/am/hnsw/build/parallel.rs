@@ -40,13 +40,14 @@ use crate::am::hnsw::insert::Levels;
 use crate::am::shared::build::report_progress;
 use crate::am::shared::parallel::{MethodChunks, ParallelBuild, Plan, WorkerSegment};
 use crate::opclass::codes::CodeSpace;
-use crate::opclass::{Method, Support, Value};
+use crate::opclass::{Coded, Compare, Exact, Method, Support, Value};
 use crate::storage::lwlock::LockGuard;
 use crate::storage::page::maxalign;
 use crate::storage::temp_file::{SharedFiles, TempFile};
 use crate::storage::{Fork, ItemPointer, Relation};
 use crate::stores::hnsw::build_graph::BuildGraph;
 use crate::stores::hnsw::build_region::{GraphHeader, SharedRegion};
+use crate::stores::hnsw::page_graph::IndexCompare;
 use pgrx::pg_sys::ParallelWorkerNumber;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::CStr;
@@ -133,9 +134,9 @@ struct Shared<'s> {
 }
 
 impl<'s> Room<SharedRegion<'s>> for Shared<'s> {
-    fn admit(
+    fn admit<C: Compare>(
         &self,
-        _graph: &mut BuildGraph<'_, SharedRegion<'s>>,
+        _graph: &mut BuildGraph<'_, SharedRegion<'s>, C>,
         _bytes: usize,
         _level: u8,
     ) -> Result<Option<LockGuard<'_>>, NoLongerFits> {
@@ -176,7 +177,7 @@ impl<'s> Room<SharedRegion<'s>> for Shared<'s> {
     }
 }
 
-type Participant<'s> = GraphSink<'s, SharedRegion<'s>, Shared<'s>>;
+type Participant<'s, C> = GraphSink<'s, SharedRegion<'s>, Shared<'s>, C>;
 
 /// One participant's sink into the graph of the segment's first chunk.
 ///
@@ -184,13 +185,13 @@ type Participant<'s> = GraphSink<'s, SharedRegion<'s>, Shared<'s>>;
 ///
 /// `chunk` is the graph's chunk of the build's segment, its header initialized, mapped while
 /// the participant lives.
-unsafe fn participant<'s>(
+unsafe fn participant<'s, C: IndexCompare>(
     rel: Relation,
-    support: &'s Support,
+    compare: &'s C,
     checked: &BuildParams,
     chunk: *mut u8,
     leader: bool,
-) -> Participant<'s> {
+) -> Participant<'s, C> {
     // SAFETY: per the contract; the arena follows the header in the chunk.
     let (header, region) = unsafe {
         let header = &*chunk.cast::<GraphHeader>();
@@ -201,7 +202,7 @@ unsafe fn participant<'s>(
         area: area_bytes(checked),
         leader,
     };
-    let graph = BuildGraph::new(support, checked.params.m, region);
+    let graph = BuildGraph::new(compare, checked.params.m, region);
     GraphSink::new(rel, *checked, graph, room)
 }
 
@@ -224,7 +225,9 @@ unsafe fn share(
 ) -> (f64, i64) {
     let Some(bits) = checked.quantization else {
         // SAFETY: per the contract.
-        let mut sink = unsafe { participant(rel, support, checked, segment.graph, leader) };
+        let exact = Exact(support.clone());
+        // SAFETY: per the contract.
+        let mut sink = unsafe { participant(rel, &exact, checked, segment.graph, leader) };
         let m = checked.params.m;
         let mut insert =
             |value: Value, tid: ItemPointer| sink.insert(value, tid, Levels::Backend.draw(m));
@@ -302,8 +305,10 @@ fn insert_rows(
     let files = segment.files.expect("a quantized build's files");
     let rows = Rows::written(shared.open_rows(files), quantizer.vector_size as usize);
     let total = rows.count();
-    let codes = Rc::new(CodeSpace::for_build(&quantizer, dense));
-    let coded = support.clone().with_codes(codes.clone());
+    let coded = Coded::new(
+        support.clone(),
+        Rc::new(CodeSpace::for_build(&quantizer, dense)),
+    );
     let mut vector = vec![0u8; quantizer.vector_size as usize];
     // SAFETY: the graph's chunk, mapped while the segment is.
     let mut sink = unsafe { participant(rel, &coded, checked, segment.graph, leader) }
@@ -319,7 +324,7 @@ fn insert_rows(
             let (_, rows) = sink.vectors_mut().expect("a quantized build");
             let tid = rows.read(n, &mut vector);
             let level = Levels::Backend.draw(checked.params.m);
-            sink.insert(row_value(&codes, &vector, n), tid, level);
+            sink.insert(row_value(&coded, &vector, n), tid, level);
             inserted += 1;
         }
     }
@@ -476,24 +481,23 @@ pub unsafe fn build(
         report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_DONE, done);
     });
     // Every share is done: the graph goes to the pages unless a participant wrote it out.
-    let coded;
-    let (support, vectors) = match (checked.quantization, rows, files.as_ref()) {
+    match (checked.quantization, rows, files.as_ref()) {
         (Some(bits), Some(rows), Some(files)) => {
             let quantizer = rows.quantizer();
             let (dense, _) = code_kind(support, bits);
             let codes = Rc::new(CodeSpace::for_build(&quantizer, dense));
-            coded = support.clone().with_codes(codes);
+            let coded = Coded::new(support.clone(), codes);
             let written = Rows::written(rows.open_rows(files), quantizer.vector_size as usize);
-            (&coded, Some((quantizer, written)))
+            // SAFETY: as above.
+            let sink = unsafe { participant(rel, &coded, checked, segment.graph, true) };
+            sink.with_vectors(quantizer, written).finish();
         }
-        _ => (support, None),
-    };
-    // SAFETY: as above.
-    let mut sink = unsafe { participant(rel, support, checked, segment.graph, true) };
-    if let Some((quantizer, written)) = vectors {
-        sink = sink.with_vectors(quantizer, written);
+        _ => {
+            let exact = Exact(support.clone());
+            // SAFETY: as above.
+            unsafe { participant(rel, &exact, checked, segment.graph, true) }.finish();
+        }
     }
-    sink.finish();
     let totals = parallel.shared().totals();
     drop(parallel);
     Some(totals)

@@ -9,8 +9,7 @@
 //!    the option's.
 //! 3. The rows are read back in order and inserted as their code records ([`row_value`]): codes
 //!    and links only, a fraction of what a graph of vectors takes. Past `maintenance_work_mem`
-//!    the rest go into the pages ([`super::sink`]), as `aminsert` would put them, with the
-//!    record the pages keep ([`stored_value`]).
+//!    the rest go into the pages ([`super::sink`]), as `aminsert` would put them.
 //! 4. The write-out puts the quantizer in the metapage, the graph pages in the order placement
 //!    picks, then every element's full vector, read back from the file, on vector pages in
 //!    that same order.
@@ -21,8 +20,8 @@
 use crate::am::hnsw::build::params::BuildParams;
 use crate::am::hnsw::build::table::Table;
 use crate::am::hnsw::insert::Levels;
-use crate::opclass::codes::{dense_floats, CodeSpace, Dense};
-use crate::opclass::{Kernel, Support, Value};
+use crate::opclass::codes::{dense_floats, Dense};
+use crate::opclass::{Coded, CodedValue, Kernel, Support, Value};
 use crate::storage::temp_file::TempFile;
 use crate::storage::{ItemPointer, Relation};
 use crate::stores::hnsw::build_pages::VectorOutput;
@@ -242,14 +241,8 @@ pub fn stored_record_size(quantizer: &QuantizerMeta) -> usize {
     ))
 }
 
-/// A build graph's value as the pages store it: its record without the build's finer codes.
-pub fn stored_value(value: Value, record_size: usize) -> Value {
-    value.with_record_truncated(record_size)
-}
-
 /// The value a build inserts for row `n` of the file: the vector, with its code record naming
 /// the vector by its row until the write-out places it.
-pub fn row_value(codes: &CodeSpace, vector: &[u8], n: u64) -> Value {
-    let (record, query) = codes.record(vector, ItemPointer::new(n as u32, 0));
-    Value::from_bytes(vector).with_record_and_query(record, query)
+pub fn row_value(coded: &Coded, vector: &[u8], n: u64) -> CodedValue {
+    coded.new_element(Value::from_bytes(vector), ItemPointer::new(n as u32, 0))
 }

@@ -7,7 +7,7 @@ use crate::am::hnsw::build::table::Table;
 use crate::am::hnsw::insert::Levels;
 use crate::am::shared::build::report_progress;
 use crate::opclass::codes::CodeSpace;
-use crate::opclass::{Support, Value};
+use crate::opclass::{Coded, Exact, Support, Value};
 use crate::storage::temp_file::TempFile;
 use crate::storage::{ItemPointer, Relation};
 use crate::stores::hnsw::build_graph::BuildGraph;
@@ -31,7 +31,8 @@ pub unsafe fn build(
     let mut levels = Levels::seeded_by_session_random();
     let m = checked.params.m;
     let Some(bits) = checked.quantization else {
-        let graph = BuildGraph::new(support, m, LocalRegion::default());
+        let exact = Exact(support.clone());
+        let graph = BuildGraph::new(&exact, m, LocalRegion::default());
         let mut sink = GraphSink::new(rel, *checked, graph, Alone::new(checked));
         let mut insert = |value: Value, tid: ItemPointer| sink.insert(value, tid, levels.draw(m));
         // SAFETY: per the contract; a serial scan.
@@ -58,8 +59,10 @@ pub unsafe fn build(
     // The table is read before any row is inserted: the rows to insert are known.
     report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_TOTAL, count as i64);
     let (dense, _) = code_kind(support, bits);
-    let codes = Rc::new(CodeSpace::for_build(&quantizer, dense));
-    let coded = support.clone().with_codes(codes.clone());
+    let coded = Coded::new(
+        support.clone(),
+        Rc::new(CodeSpace::for_build(&quantizer, dense)),
+    );
     let mut vector = vec![0u8; quantizer.vector_size as usize];
     let graph = BuildGraph::new(&coded, m, LocalRegion::default());
     let mut sink = GraphSink::new(rel, *checked, graph, Alone::new(checked))
@@ -69,7 +72,7 @@ pub unsafe fn build(
         let (_, rows) = sink.vectors_mut().expect("a quantized build");
         let tid = rows.read(n, &mut vector);
         let level = levels.draw(m);
-        sink.insert(row_value(&codes, &vector, n), tid, level);
+        sink.insert(row_value(&coded, &vector, n), tid, level);
     }
     let indexed = sink.room().rows();
     sink.finish();

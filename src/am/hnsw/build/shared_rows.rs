@@ -11,7 +11,7 @@ use vector_formats::hnsw_codes::QuantizerMeta;
 
 /// Rows a participant takes from the files at a time.
 pub const ROW_BATCH: u64 = 64;
-/// [`QuantizedChunk::state`]: 0 (zeroed) until the leader has set up the file set, then
+/// `QuantizedChunk::state`: 0 (zeroed) until the leader has set up the file set, then
 /// `FILES` while the participants read their shares of the table, then `READY` once the
 /// quantizer is published.
 pub const FILES: u32 = 1;
@@ -33,7 +33,7 @@ pub fn rows_file(slot: u32) -> std::ffi::CString {
 
 /// What a quantized build shares besides the graph: the file set of its rows, which row is
 /// next, and the quantizer. The struct is followed by the quantizer, encoded as the metapage
-/// holds it ([`QuantizerMeta::encode`]), then one [`RowSlot`] per participant (the leader's 0,
+/// holds it ([`QuantizerMeta::encode`]), then one `RowSlot` per participant (the leader's 0,
 /// worker k's k + 1), then each participant's per-dimension sum of its rows (`dims` doubles
 /// each).
 #[repr(C)]

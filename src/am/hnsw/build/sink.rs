@@ -13,16 +13,16 @@
 //! first that finds it full writes it out for all.
 
 use crate::am::hnsw::build::params::BuildParams;
-use crate::am::hnsw::build::quantized::{stored_record_size, stored_value, Rows};
+use crate::am::hnsw::build::quantized::Rows;
 use crate::am::hnsw::insert::insert_on_disk;
 use crate::am::shared::build::report_progress;
-use crate::opclass::Value;
+use crate::opclass::Compare;
 use crate::storage::lwlock::LockGuard;
 use crate::storage::{ItemPointer, Relation, WriteMode};
 use crate::stores::hnsw::build_graph::BuildGraph;
 use crate::stores::hnsw::build_pages::{write_graph, VectorOutput};
 use crate::stores::hnsw::build_region::{LocalRegion, Region};
-use crate::stores::hnsw::page_graph::PageGraph;
+use crate::stores::hnsw::page_graph::{IndexCompare, PageGraph};
 use crate::stores::hnsw::page_graph_write::PageGraphWriter;
 use pgrx::pg_sys;
 use std::cell::Cell;
@@ -43,9 +43,9 @@ pub enum NoLongerFits {
 pub trait Room<R: Region> {
     /// Whether a row of `bytes` at `level` may go into `graph`; what must be held while it
     /// does (a parallel build's share of its flush lock), or why not.
-    fn admit(
+    fn admit<C: Compare>(
         &self,
-        graph: &mut BuildGraph<'_, R>,
+        graph: &mut BuildGraph<'_, R, C>,
         bytes: usize,
         level: u8,
     ) -> Result<Option<LockGuard<'_>>, NoLongerFits>;
@@ -85,9 +85,9 @@ impl Alone {
 }
 
 impl Room<LocalRegion> for Alone {
-    fn admit(
+    fn admit<C: Compare>(
         &self,
-        graph: &mut BuildGraph<'_, LocalRegion>,
+        graph: &mut BuildGraph<'_, LocalRegion, C>,
         bytes: usize,
         level: u8,
     ) -> Result<Option<LockGuard<'_>>, NoLongerFits> {
@@ -126,20 +126,20 @@ impl Room<LocalRegion> for Alone {
 }
 
 /// The rows of one build process: the graph in memory, then the pages.
-pub struct GraphSink<'s, R: Region, M: Room<R>> {
+pub struct GraphSink<'s, R: Region, M: Room<R>, C: IndexCompare> {
     rel: Relation,
     checked: BuildParams,
-    graph: BuildGraph<'s, R>,
+    graph: BuildGraph<'s, R, C>,
     room: M,
     /// The pages, once the graph was written out.
-    disk: Option<Box<PageGraphWriter>>,
+    disk: Option<Box<PageGraphWriter<C>>>,
     /// A quantized build's quantizer and rows: the write-out reads each element's full vector
     /// back from them.
     vectors: Option<(QuantizerMeta, Rows)>,
 }
 
-impl<'s, R: Region, M: Room<R>> GraphSink<'s, R, M> {
-    pub fn new(rel: Relation, checked: BuildParams, graph: BuildGraph<'s, R>, room: M) -> Self {
+impl<'s, R: Region, M: Room<R>, C: IndexCompare> GraphSink<'s, R, M, C> {
+    pub fn new(rel: Relation, checked: BuildParams, graph: BuildGraph<'s, R, C>, room: M) -> Self {
         GraphSink {
             rel,
             checked,
@@ -167,9 +167,9 @@ impl<'s, R: Region, M: Room<R>> GraphSink<'s, R, M> {
 
     /// Inserts one row at `level`: into memory while the room admits it, else (after the graph
     /// was written out, once) into the pages.
-    pub fn insert(&mut self, value: Value, tid: ItemPointer, level: u8) {
+    pub fn insert(&mut self, value: C::Value, tid: ItemPointer, level: u8) {
         if self.disk.is_none() && !self.room.flushed() {
-            let bytes = value.stored_bytes().map_or(0, <[u8]>::len);
+            let bytes = C::stored(&value).map_or(0, <[u8]>::len);
             let why = match self.room.admit(&mut self.graph, bytes, level) {
                 Ok(held) => {
                     let element = NewElement {
@@ -186,16 +186,12 @@ impl<'s, R: Region, M: Room<R>> GraphSink<'s, R, M> {
             };
             self.flush(why);
         }
-        let value = match &self.vectors {
-            Some((quantizer, _)) => stored_value(value, stored_record_size(quantizer)),
-            None => value,
-        };
         let (rel, settings) = (self.rel, self.checked.graph);
         let writer = self.disk.get_or_insert_with(|| {
-            let graph = PageGraph::open(rel, settings);
+            let graph = PageGraph::open_index(rel, settings);
             Box::new(PageGraphWriter::new(graph, WriteMode::Build))
         });
-        insert_on_disk(writer, value, tid, level);
+        insert_on_disk(writer, C::into_plain(value), tid, level);
         self.room.counted();
     }
 
@@ -218,10 +214,10 @@ impl<'s, R: Region, M: Room<R>> GraphSink<'s, R, M> {
 }
 
 /// The graph to the pages, with a quantized build's vectors read back from its rows.
-fn write_out<R: Region>(
+fn write_out<R: Region, C: Compare>(
     rel: Relation,
     checked: &BuildParams,
-    graph: &BuildGraph<'_, R>,
+    graph: &BuildGraph<'_, R, C>,
     vectors: &mut Option<(QuantizerMeta, Rows)>,
 ) {
     let write = |output: Option<&mut VectorOutput<'_>>| {
