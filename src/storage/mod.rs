@@ -47,7 +47,7 @@ pub use buffer::{
 };
 pub use chain_walk::ChainWalk;
 pub use page::{BlockNumber, ItemPointer, OffsetNumber, PageRef};
-pub use page_lock::{PageLock, PageLockMode};
+pub use page_lock::{in_recovery, PageLock, PageLockMode};
 pub use prefetch::Prefetch;
 pub use relation::{Fork, Relation};
 pub use strategy::AccessStrategy;

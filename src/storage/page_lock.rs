@@ -4,6 +4,14 @@ use crate::storage::relation::Relation;
 use pgrx::pg_sys;
 use vector_formats::page::BlockNumber;
 
+/// Whether this server is a standby replaying WAL. The page locks by which a primary's VACUUM
+/// waits for its scans do not reach a standby, whose scans can therefore meet what replay
+/// changed under them.
+pub fn in_recovery() -> bool {
+    // SAFETY: reads shared-memory recovery state; callable in any backend.
+    unsafe { pg_sys::RecoveryInProgress() }
+}
+
 /// Mode of a heavyweight page lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageLockMode {

@@ -5,7 +5,7 @@
 use crate::am::shared::build::TableScan;
 use crate::opclass::{Method, Support, Value, ValueKind};
 use crate::out_of_memory;
-use crate::storage::{Fork, ItemPointer, Relation};
+use crate::storage::{in_recovery, Fork, ItemPointer, Relation};
 use pgrx::{ereport, pg_sys, PgLogLevel, PgSqlErrorCode};
 use vector_check::heap::{IndexedTids, Presence};
 use vector_check::value::ValueType;
@@ -96,8 +96,7 @@ pub fn open_target(
             "Index is not valid."
         );
     }
-    // SAFETY: reads shared-memory recovery state.
-    let in_recovery = unsafe { pg_sys::RecoveryInProgress() };
+    let in_recovery = in_recovery();
     let permanent =
         rel_class.relpersistence == pg_sys::RELPERSISTENCE_PERMANENT as std::ffi::c_char;
     if !permanent && in_recovery {

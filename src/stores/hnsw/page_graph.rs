@@ -27,8 +27,8 @@ use crate::opclass::{
 use crate::storage::io::{BlockReader, IoCounters, RelationBlocks, Settings};
 use crate::storage::pinned::{self, PinnedPage};
 use crate::storage::{
-    BlockNumber, ItemPointer, OffsetNumber, PageLock, PageLockMode, PageRef, ReadMode, Relation,
-    WriteMode,
+    in_recovery, BlockNumber, ItemPointer, OffsetNumber, PageLock, PageLockMode, PageRef, ReadMode,
+    Relation, WriteMode,
 };
 use crate::stores::hnsw::format::{
     layer_m, ElementView, EntryPoint as MetaEntry, MetaPage, NeighborView, HEAPTIDS, PAGE_ID,
@@ -171,6 +171,9 @@ pub struct PageGraph<C: Compare> {
     vectors: Option<VectorPages>,
     /// Scratch of a rerank: where the candidates' vectors are.
     vector_tids: Vec<ItemPointer>,
+    /// On a standby a search can meet an element that replayed VACUUM marked deleted after the
+    /// search saw a link to it (the scan lock does not reach it): it is then passed over.
+    pass_deleted: bool,
 }
 
 /// How a page graph compares, made from the index (its operator class, and a quantized
@@ -264,6 +267,7 @@ impl<C: Compare> PageGraph<C> {
             lookahead: Lookahead::default(),
             vectors: None,
             vector_tids: Vec::new(),
+            pass_deleted: in_recovery(),
         }
     }
 
@@ -364,7 +368,7 @@ impl<C: Compare> PageGraph<C> {
     /// Decodes the element tuple `id` of a page the caller has locked, with its distance to
     /// `query` (for writers that read elements under their own locks).
     pub fn decode_element(&self, page: &PageRef<'_>, id: ElementId, query: &C::Value) -> Element {
-        decode(&element_at(page, id), id, &self.compare, query)
+        decode(&element_at(page, id), id, &self.compare, query, false)
     }
 
     /// The batch loop of [`GraphStore::load`]: `keep(loaded, tuple)` sees every element
@@ -391,7 +395,7 @@ impl<C: Compare> PageGraph<C> {
         out.resize(first_out + ids.len(), PLACEHOLDER);
         let mut pins = std::mem::take(&mut self.pins);
         let capture = self.reader.captures();
-        let (m, layer) = (self.m, self.layer);
+        let (m, layer, pass_deleted) = (self.m, self.layer, self.pass_deleted);
         let fanout = layer_m(self.m, layer);
         let mut batch = self.reader.batch(layout.blocks(), fanout);
         let limit = pinned::pin_limit();
@@ -421,7 +425,7 @@ impl<C: Compare> PageGraph<C> {
                 for &i in layout.members(k) {
                     let id = ids[i as usize];
                     let tuple = element_at(&page, id);
-                    let element = decode(&tuple, id, &self.compare, query);
+                    let element = decode(&tuple, id, &self.compare, query, pass_deleted);
                     keep(&element, &tuple);
                     if capture {
                         capture_neighbors(&mut self.lookahead, &page, &element, m, layer);
@@ -479,16 +483,33 @@ fn element_at<'a>(page: &PageRef<'a>, id: ElementId) -> ElementView<'a> {
 }
 
 /// A loaded element from its tuple, with its distance to the query (its record parsed once,
-/// in a quantized index).
+/// in a quantized index). A deleted element is an error, as in pgvector, unless
+/// `pass_deleted`: it then comes back with no rows, no distance and no links to follow.
 #[inline]
 fn decode<C: Compare>(
     element: &ElementView<'_>,
     id: ElementId,
     compare: &C,
     query: &C::Value,
+    pass_deleted: bool,
 ) -> Element {
     if element.deleted() {
-        pgrx::error!("cannot load deleted element");
+        if !pass_deleted {
+            pgrx::error!("cannot load deleted element");
+        }
+        return Candidate {
+            id,
+            distance: f64::INFINITY,
+            level: element.level(),
+            live: false,
+            meta: ElementMeta {
+                version: element.version(),
+                neighbor_tid: ItemPointer::INVALID,
+                heap_tids: HeapTids::default(),
+                vector: ItemPointer::INVALID,
+                error: 0.0,
+            },
+        };
     }
     let estimate = match element.value() {
         Some(value) => compare.estimate(query, value),
@@ -597,10 +618,11 @@ impl<C: Compare> GraphStore for PageGraph<C> {
 
     fn neighbors(&mut self, element: &Element, layer: u8, out: &mut Vec<ElementId>) {
         self.layer = layer;
-        if layer > element.level {
+        let tid = element.meta.neighbor_tid;
+        // A deleted element passed over has no list.
+        if layer > element.level || !tid.is_valid() {
             return;
         }
-        let tid = element.meta.neighbor_tid;
         let guard = self.rel.read_page(tid.block, ReadMode::Shared);
         let page = guard.page();
         let Some(view) = page
