@@ -302,9 +302,20 @@ impl Compare for Coded {
         }
     }
 
+    /// Distances only (a build's, or neighbor selection's): no error bound, no vector's place.
     fn distances(&self, query: &CodedValue, stored: &[&[u8]], out: &mut [f64]) {
+        if let Some(prepared) = query.prepared(&self.codes) {
+            for (o, s) in out.iter_mut().zip(stored) {
+                *o = self.codes.distance(prepared, s);
+            }
+            return;
+        }
+        let record = match query {
+            CodedValue::Record(record) => record.bytes(),
+            _ => None,
+        };
         for (o, s) in out.iter_mut().zip(stored) {
-            *o = self.estimate(query, s).distance;
+            *o = record.map_or(0.0, |r| self.codes.pair_distance(r, s));
         }
     }
 
