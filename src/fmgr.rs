@@ -121,6 +121,12 @@ impl FnCall {
         // SAFETY: fcinfo is live and writable by the callee.
         unsafe { pgrx::fcinfo::pg_return_null(self.fcinfo) }
     }
+
+    /// Is this an aggregate's transition or combine call? (`AggCheckCallContext`)
+    pub fn in_aggregate(&self) -> bool {
+        // SAFETY: fcinfo is live; a null out-pointer asks only whether the context is one.
+        unsafe { pg_sys::AggCheckCallContext(self.fcinfo, std::ptr::null_mut()) != 0 }
+    }
 }
 
 pub fn float8_datum(v: f64) -> pg_sys::Datum {

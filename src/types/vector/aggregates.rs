@@ -33,6 +33,12 @@ crate::sql_function! {
     fn vector_combine(call) {
         let a = state_values(&call, 0, "vector_combine");
         let b = state_values(&call, 1, "vector_combine");
+        // A parallel worker that saw no rows hands over the initial state {0}: in an
+        // aggregate two of them make {0} (pgvector 0.8.6 fails there, its master does not).
+        // Called directly, the function keeps 0.8.6's error.
+        if a.len() == 1 && b.len() == 1 && call.in_aggregate() {
+            return state_datum(&[a[0] + b[0]]);
+        }
         let merged = if a[0] == 0.0 {
             check_dim((b.len() - 1) as i32);
             b.to_vec()
