@@ -116,8 +116,10 @@ def main(argv: list[str]) -> int:
             srv.psql(f"DELETE FROM items WHERE id > {a.built_on}; VACUUM items;", db=db)
         log(f"building {q}")
         t0 = time.time()
+        # 'none' leaves the option out, so that pgvector's library (--install) can build it.
+        option = "" if q == "none" else f", quantization = '{q}'"
         srv.psql(f"SELECT setseed(0.5); CREATE INDEX items_idx ON items USING hnsw (embedding {a.opclass})"
-                 f" WITH (m = 16, ef_construction = 64, quantization = '{q}')", db=db)
+                 f" WITH (m = 16, ef_construction = 64{option})", db=db)
         build = time.time() - t0
         inserted = 0.0
         if a.built_on:
@@ -130,7 +132,8 @@ def main(argv: list[str]) -> int:
             for rr in ([int(x) for x in a.rerank.split(",")] if q != "none" else [0]):
                 if rr and rr >= ef:
                     continue
-                sql = (f"SET enable_seqscan = off; SET hnsw.ef_search = {ef}; SET hnsw.rerank_candidates = {rr};"
+                rerank = f"SET hnsw.rerank_candidates = {rr};" if q != "none" else ""
+                sql = (f"SET enable_seqscan = off; SET hnsw.ef_search = {ef}; {rerank}"
                        "SELECT pg_prewarm('items_idx');"
                        f"SELECT q.id, (SELECT string_agg(id::text, ',') FROM (SELECT id FROM items"
                        f" ORDER BY embedding {op} q.v LIMIT 10) s) FROM queries q ORDER BY q.id;")
