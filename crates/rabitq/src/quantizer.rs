@@ -437,3 +437,55 @@ impl Quantizer {
         }
     }
 }
+
+impl Quantizer {
+    /// The rotation's seed: what a layer of other centroids over the same rotation needs.
+    pub fn seed(&self) -> u64 {
+        self.rotation.seed()
+    }
+
+    /// The rotation itself (shared by [`crate::regions::Regions`], which rotates centroids).
+    pub(crate) fn rotation(&self) -> &Rotation {
+        &self.rotation
+    }
+
+    /// `s_a s_b ⟨y_a, y_b⟩ ≈ ⟨r_a, r_b⟩`, as [`Self::pair_distance`] estimates it: for
+    /// pair estimates that add other terms (codes of other centroids).
+    pub(crate) fn code_dot(&self, a: (&[u8], &Factors), b: (&[u8], &Factors)) -> f64 {
+        let uu = self.dot(a.0, b.0, self.bits) as f64;
+        let (sa, sb) = (f64::from(a.1.code_sum), f64::from(b.1.code_sum));
+        let h = self.half();
+        let yy = uu - h * (sa + sb) + self.dims as f64 * h * h;
+        f64::from(a.1.scale) * f64::from(b.1.scale) * yy
+    }
+}
+
+impl Residual {
+    /// A residual computed elsewhere (around another centroid, or from a rotated query minus
+    /// a rotated centroid); the fields mean what [`Quantizer::residual`] makes them mean.
+    pub(crate) fn from_parts(
+        rotated: Vec<f32>,
+        centroid_dot: f64,
+        norm_sq: f64,
+        dot_centroid: f64,
+        seed: u64,
+    ) -> Self {
+        Residual {
+            rotated,
+            centroid_dot,
+            norm_sq,
+            dot_centroid,
+            seed,
+        }
+    }
+
+    /// This residual's constants with another rotated vector (tests: a query rotated apart
+    /// from its centroid).
+    #[cfg(test)]
+    pub(crate) fn with_rotated(&self, rotated: Vec<f32>) -> Residual {
+        Residual {
+            rotated,
+            ..self.clone()
+        }
+    }
+}
