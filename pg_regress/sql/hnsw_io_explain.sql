@@ -51,19 +51,29 @@ SELECT (h ->> 'Hops')::int > 0 AS walked,
   FROM ex_json() h, hnsw_last_scan_stats() s;
 
 -- A quantized index adds its reranks: candidates reranked (hnsw.rerank_candidates at a time,
--- 16 by default, until the rows are certain; at most ef_search), the vector blocks they were
--- read from and how many of those missed shared buffers. The rows are random, so how many
--- batches a scan needs is checked, not counted.
+-- 16 by default, until the rows are certain; at most the walk's queue, which for 4-bit codes
+-- is 45 at ef_search 40), the vector blocks they were read from and how many of those missed
+-- shared buffers. The rows are random, so how many batches a scan needs is checked, not
+-- counted.
 DROP INDEX ex_idx;
 CREATE INDEX ex_idx ON ex_items USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq4');
 SELECT * FROM ex_explain('ANALYZE, HNSW');
-SELECT (h ->> 'Reranked')::int IN (16, 32, 40) AS reranked_in_batches,
-       (h ->> 'Rerank Blocks')::int BETWEEN 1 AND 40 AS rerank_blocks,
+SELECT (h ->> 'Reranked')::int IN (16, 32, 45) AS reranked_in_batches,
+       (h ->> 'Rerank Blocks')::int BETWEEN 1 AND 45 AS rerank_blocks,
        (h ->> 'Rerank Reads')::int = 0 AS rerank_reads,
        (h ->> 'Visited')::int > 40 AS codes_compared
   FROM ex_json() h;
 SET hnsw.rerank_candidates = 10;
-SELECT (h ->> 'Reranked')::int IN (10, 20, 30, 40) AS reranked_in_batches FROM ex_json() h;
+SELECT (h ->> 'Reranked')::int IN (10, 20, 30, 40, 45) AS reranked_in_batches FROM ex_json() h;
+-- 0 reranks the whole queue: a walk over 4-bit codes keeps 9/8 of ef_search (counted with
+-- hnsw_last_scan_stats(), which every server version has).
+SET hnsw.rerank_candidates = 0;
+SELECT count(*) FROM (SELECT id FROM ex_items ORDER BY v <-> array_fill(0.1, ARRAY[16])::vector LIMIT 3) s;
+SELECT reranked AS reranked_all FROM hnsw_last_scan_stats();
+SET hnsw.ef_search = 100;
+SELECT count(*) FROM (SELECT id FROM ex_items ORDER BY v <-> array_fill(0.1, ARRAY[16])::vector LIMIT 3) s;
+SELECT reranked AS reranked_all FROM hnsw_last_scan_stats();
+RESET hnsw.ef_search;
 RESET hnsw.rerank_candidates;
 
 DROP FUNCTION ex_json();

@@ -14,9 +14,10 @@
 //! is small but still reads more pages than the table has, the startup cost is further lowered
 //! to sequential reads of at most the table's pages, as pgvector does.
 //!
-//! A quantized index (ours) walks only its graph pages, then reranks `ef_search` candidates
+//! A quantized index (ours) walks only its graph pages, with the wider queue its codes need
+//! (`vector_rabitq::walk_candidates`) in place of `ef_search`, then reranks those candidates
 //! from its vector pages: its share is that ratio of the graph's bytes plus, of the vectors'
-//! bytes, the pages `ef_search` vectors can be on.
+//! bytes, the pages that many vectors can be on.
 
 use crate::am::hnsw::options;
 use crate::am::shared::cost::{self, CostOutputs};
@@ -24,6 +25,7 @@ use crate::storage::{Fork, Relation};
 use crate::stores::hnsw::metapage;
 use pgrx::{pg_guard, pg_sys};
 use vector_formats::hnsw_codes::{CodeRecord, QuantizedSizes};
+use vector_rabitq::walk_candidates;
 
 /// pgvector's `scalingFactor`.
 const SCALING_FACTOR: f64 = 0.55;
@@ -63,8 +65,8 @@ fn quantized_share(ratio: f64, sizes: QuantizedSizes, tuples: f64, ef_search: i3
     (graph * ratio + (1.0 - graph) * reranked.min(1.0)).min(1.0)
 }
 
-/// `m` from the index's metapage, and a quantized index's sizes.
-fn index_facts(index_oid: pg_sys::Oid) -> (i32, Option<QuantizedSizes>) {
+/// `m` from the index's metapage, and a quantized index's sizes and code width.
+fn index_facts(index_oid: pg_sys::Oid) -> (i32, Option<(QuantizedSizes, u32)>) {
     // SAFETY: the planner holds a lock on the index; index_open with NoLock returns the open
     // relation, closed again below before anything else can fail in between (read_meta and
     // read_quantizer raise their errors only after the buffer guard is released, and the
@@ -76,11 +78,12 @@ fn index_facts(index_oid: pg_sys::Oid) -> (i32, Option<QuantizedSizes>) {
         let sizes = meta.is_quantized().then(|| {
             let q = metapage::read_quantizer(rel);
             let code = vector_rabitq::code_bytes(q.centroid.len(), u32::from(q.bits));
-            QuantizedSizes::new(
+            let sizes = QuantizedSizes::new(
                 CodeRecord::size(code),
                 q.vector_size as usize,
                 usize::from(meta.m),
-            )
+            );
+            (sizes, u32::from(q.bits))
         });
         pg_sys::index_close(raw, pg_sys::NoLock as pg_sys::LOCKMODE);
         (i32::from(meta.m), sizes)
@@ -110,15 +113,19 @@ pub unsafe extern "C-unwind" fn cost_estimate(
     // SAFETY: the planner's arguments, passed on.
     unsafe {
         cost::estimate(root, path, loop_count, out, |costs, facts| {
-            let (m, sizes) = index_facts(facts.index_oid);
-            let ef_search = options::ef_search() as i32;
+            let (m, quantized) = index_facts(facts.index_oid);
+            let ef_search = match quantized {
+                Some((_, bits)) => walk_candidates(options::ef_search(), bits),
+                None => options::ef_search(),
+            };
+            let ef_search = ef_search.min(i32::MAX as usize) as i32;
             let ratio = startup_ratio(&Inputs {
                 tuples: facts.tuples,
                 m,
                 ef_search,
             });
-            let ratio = match sizes {
-                Some(sizes) => quantized_share(ratio, sizes, facts.tuples, ef_search),
+            let ratio = match quantized {
+                Some((sizes, _)) => quantized_share(ratio, sizes, facts.tuples, ef_search),
                 None => ratio,
             };
             costs.indexStartupCost = costs.indexTotalCost * ratio;

@@ -320,7 +320,7 @@ pub fn init() {
         pg_sys::DefineCustomIntVariable(
             c"hnsw.rerank_candidates".as_ptr(),
             c"Sets how many candidates of a quantized index are reranked by exact distance at a time".as_ptr(),
-            c"Candidates are reranked in order of their lowest possible distance, a batch at a time, until no candidate left can be nearer; 0 reranks all of a search's candidates (hnsw.ef_search) at once. Rows always come back in exact distance order.".as_ptr(),
+            c"Candidates are reranked in order of their lowest possible distance, a batch at a time, until no candidate left can be nearer; 0 reranks all of a search's candidates at once (the walk's queue: hnsw.ef_search, widened for coarse codes). Rows always come back in exact distance order.".as_ptr(),
             RERANK_CANDIDATES.as_ptr(),
             DEFAULT_RERANK_CANDIDATES,
             0,
@@ -397,7 +397,7 @@ pub fn quantization(rel: Relation) -> Option<u8> {
         .map(|bits| bits as u8)
 }
 
-/// `hnsw.rerank_candidates` (0: `hnsw.ef_search`).
+/// `hnsw.rerank_candidates` (0: the walk's whole queue).
 pub fn rerank_candidates() -> usize {
     RERANK_CANDIDATES.get().max(0) as usize
 }

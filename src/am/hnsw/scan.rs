@@ -13,8 +13,9 @@
 //! The query is the ORDER BY argument, normalized for cosine operator classes; a NULL query
 //! puts every element at distance 0 (pgvector returns them in graph order).
 //!
-//! On a quantized index the walk compares codes, and its candidates go through
-//! [`vector_hnsw::RerankedScan`]: `hnsw.rerank_candidates` of them at a time (16 by default;
+//! On a quantized index the walk compares codes, keeps a queue wider than `hnsw.ef_search`
+//! ([`vector_rabitq::walk_candidates`]: estimates order candidates less exactly), and its
+//! candidates go through [`vector_hnsw::RerankedScan`]: `hnsw.rerank_candidates` of them at a time (16 by default;
 //! 0 takes every candidate of the search) have their full vectors read in one batch and come
 //! back in exact order with exact distances.
 //!
@@ -45,6 +46,7 @@ use vector_hnsw::{
     ScanParams, SearchStats,
 };
 use vector_io::{HeapRowHints, TableRow};
+use vector_rabitq::walk_candidates;
 
 /// How a scan of one kind of index searches: pgvector's walk with exact distances, or a
 /// quantized index's walk over codes with its rerank.
@@ -55,6 +57,8 @@ trait ScanCompare: IndexCompare {
     fn next(search: &mut Self::Search, graph: &mut PageGraph<Self>) -> Option<Element>;
     fn walk(search: &Self::Search) -> &Scan<PageGraph<Self>>;
     fn set_params(search: &mut Self::Search, params: ScanParams);
+    /// The settings the walk runs with when `params` are asked for.
+    fn walk_params(graph: &PageGraph<Self>, params: ScanParams) -> ScanParams;
     fn rerank_stats(search: &Self::Search) -> Option<RerankStats>;
     /// The rows returned next without another search, nearest first.
     fn upcoming(search: &Self::Search) -> impl Iterator<Item = &Element>;
@@ -77,6 +81,10 @@ impl ScanCompare for Exact {
 
     fn set_params(search: &mut Self::Search, params: ScanParams) {
         search.set_params(params);
+    }
+
+    fn walk_params(_: &PageGraph<Exact>, params: ScanParams) -> ScanParams {
+        params
     }
 
     fn rerank_stats(_: &Self::Search) -> Option<RerankStats> {
@@ -105,6 +113,15 @@ impl ScanCompare for Coded {
 
     fn set_params(search: &mut Self::Search, params: ScanParams) {
         search.set_params(params, options::rerank_candidates());
+    }
+
+    /// A walk over codes keeps a wider queue than `hnsw.ef_search` ([`walk_candidates`]).
+    fn walk_params(graph: &PageGraph<Coded>, params: ScanParams) -> ScanParams {
+        let bits = graph.compare().codes().quantizer().bits();
+        ScanParams {
+            ef_search: walk_candidates(params.ef_search, bits),
+            ..params
+        }
     }
 
     fn rerank_stats(search: &Self::Search) -> Option<RerankStats> {
@@ -443,10 +460,13 @@ unsafe fn next_tid<C: ScanCompare>(
     state: &mut ScanState<C>,
 ) -> Option<ItemPointer> {
     // The settings as they are now: like pgvector, a cursor sees changes between fetches.
-    let params = ScanParams {
-        max_memory: state.max_memory,
-        ..options::scan_params()
-    };
+    let params = C::walk_params(
+        &state.graph,
+        ScanParams {
+            max_memory: state.max_memory,
+            ..options::scan_params()
+        },
+    );
     state.graph.apply_io_settings(options::io_settings());
     if state.search.is_none() {
         // SAFETY: scan is a live descriptor of an open index.
