@@ -28,7 +28,7 @@ Systems (--systems, comma-separated)
                                       (diskann.query_search_list_size, diskann.query_rescore)
   Every system has a database of its own (same binary COPY file, so the same heap layout), on
   the server of its installation; the index is items_idx, built with maintenance_work_mem =
-  1GB and max_parallel_maintenance_workers = --workers (0; with --workers W the table's
+  --maintenance-work-mem (1GB) and max_parallel_maintenance_workers = --workers (0; with --workers W the table's
   parallel_workers = W and VectorChord's k-means build_threads = W + 1), once, and kept: it is
   rebuilt when missing, when its definition or the installed library changed, or with
   --rebuild. Build time and pg_relation_size are reported (a kept index reports the build time
@@ -496,7 +496,7 @@ def make_peers(a) -> dict[str, Peer]:
 
 def base_conf(a, p: Peer) -> dict[str, str]:
     s = benchmark_settings(a.set)
-    s.update({"effective_io_concurrency": str(a.eic), "maintenance_work_mem": "1GB",
+    s.update({"effective_io_concurrency": str(a.eic), "maintenance_work_mem": a.maintenance_work_mem,
               "max_parallel_maintenance_workers": str(a.workers)})
     if p.preload:
         s["shared_preload_libraries"] = p.preload
@@ -878,7 +878,7 @@ def ensure_index(p: Peer, s: System, data: Data, a) -> dict:
     log(f"[{s.name}] building {INDEX}: {reason}")
     workers = (f"SET (parallel_workers = {a.workers})" if a.workers else "RESET (parallel_workers)")
     srv.psql(f"ALTER TABLE items {workers}; DROP INDEX IF EXISTS {INDEX}; CHECKPOINT;", db)
-    settings = {"maintenance_work_mem": "'1GB'",
+    settings = {"maintenance_work_mem": f"'{a.maintenance_work_mem}'",
                 "max_parallel_maintenance_workers": str(a.workers),
                 "client_min_messages": "notice"}
     sql = p.load + "\n" + statement
@@ -1284,7 +1284,7 @@ def markdown(a, res: dict, svg_name: str) -> str:
          f"recipe); vchordg at its defaults (m = 32, ef_construction = 64, bits = 2); diskann at "
          f"its defaults; vchordrq lists = [{res['vchordrq_lists']}] "
          "(see the docstring for why)",
-         f"- builds: maintenance_work_mem = 1GB, max_parallel_maintenance_workers = {a.workers}"
+         f"- builds: maintenance_work_mem = {a.maintenance_work_mem}, max_parallel_maintenance_workers = {a.workers}"
          + (f", parallel_workers = {a.workers} on the table" if a.workers else ""),
          f"- rounds: {a.rounds}; states: {', '.join(a.states)}; resident/warm: shared_buffers = "
          f"{a.shared_buffers}, warm evicts index and table from shared_buffers before every "
@@ -1615,6 +1615,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--vscale-install", type=Path, default=Path("/root/.cache/vector-peers/vscale/pg"))
     p.add_argument("--vchord-install", type=Path, default=Path("/root/.cache/vector-peers/vchord/pg"))
     p.add_argument("--port", type=int, default=55500, help="ports PORT+1..PORT+5")
+    p.add_argument("--maintenance-work-mem", default="1GB",
+                   help="the builds' memory (1GB; a 1M-row graph needs more)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="extra server setting for every server (repeatable)")
     p.add_argument("--keep-servers", action="store_true",
