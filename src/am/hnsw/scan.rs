@@ -15,9 +15,9 @@
 //!
 //! On a quantized index the walk compares codes, keeps a queue wider than `hnsw.ef_search`
 //! ([`vector_rabitq::walk_candidates`]: estimates order candidates less exactly), and its
-//! candidates go through [`vector_hnsw::RerankedScan`]: `hnsw.rerank_candidates` of them at a time (16 by default;
-//! 0 takes every candidate of the search) have their full vectors read in one batch and come
-//! back in exact order with exact distances.
+//! candidates go through [`vector_hnsw::RerankedScan`]: `hnsw.rerank_candidates` of them at a
+//! time (16 by default; 0 takes every candidate of the search) have their full vectors read in
+//! one batch and come back in exact order with exact distances.
 //!
 //! The memory limit is checked against the memory pgvector would hold at that point, which
 //! [`vector_hnsw::scan_memory`] replays on a model of PostgreSQL's allocator. This module gives
