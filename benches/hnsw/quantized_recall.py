@@ -58,6 +58,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--built-on", type=int, default=0,
                    help="build on the first N0 rows, then insert the rest (0: build on all)")
     p.add_argument("--maintenance-work-mem", default="1GB", help="the builds' memory")
+    p.add_argument("--seed", type=float, default=0.5,
+                   help="setseed() before each build: our builds' levels follow it (pgvector's do not)")
     p.add_argument("--out", type=Path)
     a = p.parse_args(argv)
 
@@ -120,7 +122,7 @@ def main(argv: list[str]) -> int:
         t0 = time.time()
         # 'none' leaves the option out, so that pgvector's library (--install) can build it.
         option = "" if q == "none" else f", quantization = '{q}'"
-        srv.psql(f"SELECT setseed(0.5); CREATE INDEX items_idx ON items USING hnsw (embedding {a.opclass})"
+        srv.psql(f"SELECT setseed({a.seed}); CREATE INDEX items_idx ON items USING hnsw (embedding {a.opclass})"
                  f" WITH (m = 16, ef_construction = 64{option})", db=db)
         build = time.time() - t0
         inserted = 0.0
