@@ -225,6 +225,14 @@ class Data:
         return "vector_cosine_ops" if self.metric == "cosine" else "vector_l2_ops"
 
 
+def cached_copy(path: Path, stamp: Path, sig: str, vectors) -> None:
+    """Writes the COPY file `path` from `vectors()` unless `stamp` says it already holds `sig`."""
+    if path.exists() and stamp.exists() and stamp.read_text() == sig:
+        return
+    write_copy(path, vectors())
+    stamp.write_text(sig)
+
+
 def f32_rows(path: Path, dim: int) -> np.ndarray:
     if not path.exists():
         part = path.with_name(path.name + ".part")
@@ -262,14 +270,9 @@ def prepare_data(a) -> Data:
         items = datadir / f"{base}.items.copy"
         queries = datadir / f"{base}-q{a.queries}.queries.copy"
         stamp = datadir / f"{base}.items.sig"
-        if not items.exists() or not stamp.exists() or stamp.read_text() != table_sig:
-            write_copy(items, np.asarray(rows[:n], dtype=np.float32))
-            stamp.write_text(table_sig)
-        qstamp = queries.with_suffix(".sig")
-        if not queries.exists() or not qstamp.exists() or qstamp.read_text() != queries_sig:
-            write_copy(queries, np.asarray(rows[first_query:first_query + a.queries],
-                                           dtype=np.float32))
-            qstamp.write_text(queries_sig)
+        cached_copy(items, stamp, table_sig, lambda: np.asarray(rows[:n], dtype=np.float32))
+        cached_copy(queries, queries.with_suffix(".sig"), queries_sig,
+                    lambda: np.asarray(rows[first_query:first_query + a.queries], dtype=np.float32))
         data = Data(a.dataset, n, dim, a.queries, "cosine",
                     f"{path} (rows 0..{n - 1}; queries: rows {first_query}.."
                     f"{first_query + a.queries - 1})", table_sig, queries_sig, items, queries)
@@ -325,13 +328,9 @@ def drawn_data(a, datadir: Path) -> Data:
     items = datadir / f"{base}.items.copy"
     qcopy = datadir / f"{base}-q{a.queries}.queries.copy"
     stamp = datadir / f"{base}.items.sig"
-    if not items.exists() or not stamp.exists() or stamp.read_text() != table_sig:
-        write_copy(items, rows[:n])
-        stamp.write_text(table_sig)
-    qstamp = qcopy.with_suffix(".sig")
-    if not qcopy.exists() or not qstamp.exists() or qstamp.read_text() != queries_sig:
-        write_copy(qcopy, np.asarray(queries[:a.queries], dtype=np.float32))
-        qstamp.write_text(queries_sig)
+    cached_copy(items, stamp, table_sig, lambda: rows[:n])
+    cached_copy(qcopy, qcopy.with_suffix(".sig"), queries_sig,
+                lambda: np.asarray(queries[:a.queries], dtype=np.float32))
     return Data("drawn384", n, 384, a.queries, "cosine",
                 f"{path} (rows 0..{n - 1}; queries: the first {a.queries} of {qpath.name})",
                 table_sig, queries_sig, items, qcopy)
