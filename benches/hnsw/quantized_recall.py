@@ -11,6 +11,8 @@ a quantized index should recommend and `hnsw.rerank_candidates`.
     python3 benches/hnsw/quantized_recall.py --data /work/bench-data/sentences-seed42/sentences-minilm-384.f32 \\
         --dim 384 --n 100000 --queries 300 --workdir /work/bench-work/recall
 
+With --descent the sweep also sets `hnsw.descent_ef` (our library only).
+
 With --built-on N0 each index is built on the first N0 rows only, and the other rows are then
 added by one `INSERT ... SELECT` (in id order): the recall of an index that grew by inserts,
 against the same rows built at once.
@@ -60,6 +62,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--maintenance-work-mem", default="1GB", help="the builds' memory")
     p.add_argument("--seed", type=float, default=0.5,
                    help="setseed() before each build: our builds' levels follow it (pgvector's do not)")
+    p.add_argument("--descent", default="",
+                   help="hnsw.descent_ef values to sweep (left unset when empty, as pgvector's library needs)")
     p.add_argument("--out", type=Path)
     a = p.parse_args(argv)
 
@@ -112,8 +116,9 @@ def main(argv: list[str]) -> int:
                  f"CREATE TABLE items_rest AS SELECT * FROM items WHERE id > {a.built_on};", db=db)
         lines += [f"Each index built on the first {a.built_on} rows, then the other {a.n - a.built_on} "
                   "inserted by one INSERT ... SELECT (build s: the build; insert s: the INSERT).", ""]
-    lines += ["| quantization | build s | insert s | index MB | ef_search | rerank | recall@10 | ms/query |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += ["| quantization | build s | insert s | index MB | ef_search | descent_ef | rerank | recall@10 | ms/query |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    descents = a.descent.split(",") if a.descent else [""]
     for q in a.quantization.split(","):
         srv.psql("DROP INDEX IF EXISTS items_idx", db=db)
         if a.built_on:
@@ -132,30 +137,33 @@ def main(argv: list[str]) -> int:
             srv.psql("INSERT INTO items SELECT * FROM items_rest ORDER BY id", db=db)
             inserted = time.time() - t0
         size = int(srv.psql("SELECT pg_relation_size('items_idx')", db=db)) / 2 ** 20
-        for ef in [int(x) for x in a.ef.split(",")]:
-            for rr in ([int(x) for x in a.rerank.split(",")] if q != "none" else [0]):
-                if rr and rr >= ef:
+        sweep = [(ef, d, rr) for ef in [int(x) for x in a.ef.split(",")] for d in descents
+                 for rr in ([int(x) for x in a.rerank.split(",")] if q != "none" else [0])]
+        for ef, descent, rr in sweep:
+            if rr and rr >= ef:
+                continue
+            rerank = f"SET hnsw.rerank_candidates = {rr};" if q != "none" else ""
+            if descent:
+                rerank += f"SET hnsw.descent_ef = {descent};"
+            sql = (f"SET enable_seqscan = off; SET hnsw.ef_search = {ef}; {rerank}"
+                   "SELECT pg_prewarm('items_idx');"
+                   f"SELECT q.id, (SELECT string_agg(id::text, ',') FROM (SELECT id FROM items"
+                   f" ORDER BY embedding {op} q.v LIMIT 10) s) FROM queries q ORDER BY q.id;")
+            srv.psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm", db=db)
+            srv.psql(sql, db=db)  # untimed pass
+            t0 = time.time()
+            out = srv.psql(sql, db=db)
+            ms = (time.time() - t0) * 1000 / a.queries
+            hits = 0
+            for line in out.splitlines():
+                if "|" not in line:
                     continue
-                rerank = f"SET hnsw.rerank_candidates = {rr};" if q != "none" else ""
-                sql = (f"SET enable_seqscan = off; SET hnsw.ef_search = {ef}; {rerank}"
-                       "SELECT pg_prewarm('items_idx');"
-                       f"SELECT q.id, (SELECT string_agg(id::text, ',') FROM (SELECT id FROM items"
-                       f" ORDER BY embedding {op} q.v LIMIT 10) s) FROM queries q ORDER BY q.id;")
-                srv.psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm", db=db)
-                srv.psql(sql, db=db)  # untimed pass
-                t0 = time.time()
-                out = srv.psql(sql, db=db)
-                ms = (time.time() - t0) * 1000 / a.queries
-                hits = 0
-                for line in out.splitlines():
-                    if "|" not in line:
-                        continue
-                    qid, ids = line.split("|")
-                    found = {int(x) for x in ids.split(",") if x}
-                    hits += len(found & truth[int(qid) - 1])
-                recall = hits / (10 * a.queries)
-                lines.append(f"| {q} | {build:.1f} | {inserted:.1f} | {size:.1f} | {ef} | {rr or ef} | {recall:.4f} | {ms:.3f} |")
-                log(lines[-1])
+                qid, ids = line.split("|")
+                found = {int(x) for x in ids.split(",") if x}
+                hits += len(found & truth[int(qid) - 1])
+            recall = hits / (10 * a.queries)
+            lines.append(f"| {q} | {build:.1f} | {inserted:.1f} | {size:.1f} | {ef} | {descent or 'default'} | {rr or ef} | {recall:.4f} | {ms:.3f} |")
+            log(lines[-1])
     srv.stop()
     text = "\n".join(lines) + "\n"
     print(text)

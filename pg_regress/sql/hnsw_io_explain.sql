@@ -76,6 +76,33 @@ SELECT reranked AS reranked_all FROM hnsw_last_scan_stats();
 RESET hnsw.ef_search;
 RESET hnsw.rerank_candidates;
 
+-- hnsw.descent_ef: the queue of the search on the layers above 0. The default, -1, is a
+-- quarter of hnsw.ef_search on a quantized index (10 at 40) and pgvector's greedy descent (1)
+-- on pgvector's format, whose scans then do what pgvector's do. Counted by the elements a
+-- scan visits, upper layers included.
+SHOW hnsw.descent_ef;
+SET hnsw.descent_ef = 1001;
+SET hnsw.descent_ef = -2;
+CREATE FUNCTION ex_visited(descent int) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  PERFORM set_config('hnsw.descent_ef', descent::text, true);
+  PERFORM count(*) FROM (SELECT id FROM ex_items ORDER BY v <-> array_fill(0.1, ARRAY[16])::vector LIMIT 3) s;
+  SELECT visited INTO n FROM hnsw_last_scan_stats();
+  PERFORM set_config('hnsw.descent_ef', '-1', true);
+  RETURN n;
+END $$;
+SELECT ex_visited(-1) = ex_visited(10) AS quarter_of_ef_search,
+       ex_visited(1) < ex_visited(10) AS wider_than_greedy,
+       ex_visited(0) = ex_visited(1) AS zero_is_greedy
+  FROM ex_items LIMIT 1;
+DROP INDEX ex_idx;
+CREATE INDEX ex_idx ON ex_items USING hnsw (v vector_l2_ops);
+SELECT ex_visited(-1) = ex_visited(1) AS greedy_on_pgvector_format,
+       ex_visited(1) < ex_visited(10) AS wider_when_set
+  FROM ex_items LIMIT 1;
+DROP FUNCTION ex_visited(int);
+
 DROP FUNCTION ex_json();
 DROP FUNCTION ex_explain(text);
 DROP TABLE ex_items;

@@ -39,6 +39,6 @@ pub use repair::{vacuum, vacuum_with, RepairMode, VacuumReport, VacuumStore};
 pub use rerank::{RerankStats, RerankStore, RerankedScan};
 pub use scan::{IterativeScan, Scan, ScanParams};
 pub use scan_memory::{AllocSetLayout, ContextEvent, ScanMemoryConfig};
-pub use search::{search, search_with_beam, SearchStats};
+pub use search::{search, search_with, search_with_beam, SearchStats};
 pub use select::{select_neighbors, Selection};
 pub use storage::{Candidate, EntryPoint, GraphStore, GraphWrite};

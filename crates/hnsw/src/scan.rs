@@ -52,6 +52,9 @@ pub struct ScanParams {
     pub max_memory: usize,
     /// `hnsw.beam_width`: candidates each layer-0 round expands together (1: pgvector's walk).
     pub beam_width: usize,
+    /// Queue size on the layers above 0 (1: pgvector's greedy descent; see
+    /// [`crate::search::descent_ef`]).
+    pub descent_ef: usize,
 }
 
 impl Default for ScanParams {
@@ -62,6 +65,7 @@ impl Default for ScanParams {
             max_scan_tuples: 20_000,
             max_memory: memory_limit(4096, 1.0),
             beam_width: 1,
+            descent_ef: crate::search::descent_ef(40),
         }
     }
 }
@@ -244,13 +248,22 @@ impl<S: GraphStore> Scan<S> {
         let top = self.state.get(start).level;
         let key = self.memory_config.visited_key;
         let layers = (top, 0);
+        let width = (self.params.descent_ef, self.params.beam_width);
         let (state, query) = (&mut self.state, &self.query);
         let entries = match self.memory.as_mut() {
             Some(memory) => {
                 let mut metered = Metered { store, memory, key };
-                descend(&mut metered, state, query, vec![start], layers, false)
+                descend(
+                    &mut metered,
+                    state,
+                    query,
+                    vec![start],
+                    layers,
+                    width,
+                    false,
+                )
             }
-            None => descend(store, state, query, vec![start], layers, false),
+            None => descend(store, state, query, vec![start], layers, width, false),
         };
         if let Some(memory) = self.memory.as_mut() {
             let keys = entries.iter().map(|&i| key(&self.state.get(i).id));
@@ -478,6 +491,7 @@ mod tests {
                 max_scan_tuples: u64::MAX,
                 max_memory: limit,
                 beam_width: 1,
+                descent_ef: crate::search::descent_ef(10),
             };
             let mut scan = Scan::new(query.clone(), params).with_memory(config());
             let mut tuples_when_over = None;

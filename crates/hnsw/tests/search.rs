@@ -1,6 +1,6 @@
 //! Search behaviour: batch loading and look-ahead hooks change nothing,
-//! results match a naive per-neighbor implementation of pgvector's loop,
-//! stats are counted, and index scans (incl. iterative) behave.
+//! results match a naive per-neighbor implementation of pgvector's loop (with the
+//! descent's queue of `descent_ef`), stats are counted, and index scans (incl. iterative) behave.
 
 mod common;
 
@@ -10,6 +10,7 @@ use std::collections::{BinaryHeap, HashSet};
 use common::{brute_force, recall, Clustered, Tweaks, Wrapped};
 use vector_hnsw::level::SplitMix64;
 use vector_hnsw::memory::l2_squared;
+use vector_hnsw::search::descent_ef;
 use vector_hnsw::storage::GraphLock;
 use vector_hnsw::{
     insert, search, GraphParams, InMemoryGraph, InsertOutcome, IterativeScan, Scan, ScanParams,
@@ -95,7 +96,7 @@ fn reference_search(graph: &InMemoryGraph, query: &[f32], ef: usize) -> (Vec<u32
     let mut loaded = vec![entry.id];
     let mut ep = vec![Key(l2_squared(query, graph.vector(entry.id)), entry.id)];
     for layer in (1..=graph.level(entry.id)).rev() {
-        ep = reference_layer(graph, query, ep, (1, layer), &mut loaded);
+        ep = reference_layer(graph, query, ep, (descent_ef(ef), layer), &mut loaded);
     }
     let w = reference_layer(graph, query, ep, (ef, 0), &mut loaded);
     (w.iter().rev().map(|k| k.1).collect(), loaded)
@@ -305,6 +306,7 @@ fn iterative_scans_go_past_ef_search() {
             max_scan_tuples: 1_000_000,
             max_memory: usize::MAX,
             beam_width: 1,
+            descent_ef: vector_hnsw::search::descent_ef(20),
         };
         let (scanned, _) = scan_all(&mut graph, &q, params);
         let unique: HashSet<u32> = scanned.iter().map(|x| x.0).collect();
@@ -346,6 +348,7 @@ fn iterative_scan_respects_max_scan_tuples() {
         mode: IterativeScan::Relaxed,
         max_scan_tuples: 400,
         max_memory: usize::MAX,
+        descent_ef: vector_hnsw::search::descent_ef(10),
         beam_width: 1,
     };
     let (limited, tuples) = scan_all(&mut graph, &q, params);

@@ -10,7 +10,7 @@ use vector_hnsw::memory::{l2_squared, InMemoryGraph};
 use vector_hnsw::storage::{
     Candidate, EntryPoint, EntryUpdate, GraphStore, GraphWrite, NewElement, Slot,
 };
-use vector_hnsw::{insert, search, GraphParams};
+use vector_hnsw::{insert, search, search_with, GraphParams};
 use vector_rabitq::{Factors, Metric, Quantizer, QueryCode};
 
 /// A query: a vector being inserted or searched for, or a stored element.
@@ -234,7 +234,9 @@ fn recalls(bits: u32, n: usize, dims: usize, ef: usize) -> (f64, f64) {
     for query in queries {
         let truth = exact_top(rows, query, 10);
         let value = graph.new_value(query);
-        let (candidates, _) = search(&mut graph, &value, ef);
+        // pgvector's greedy descent: the codes' errors are what this compares, and a wider
+        // descent finds all of these small clusters' neighbors with either distance.
+        let (candidates, _) = search_with(&mut graph, &value, ef, 1, 1);
         let mut reranked: Vec<(f64, u32)> = candidates
             .iter()
             .map(|c| (l2_squared(query, &rows[c.id as usize]), c.id))
@@ -242,7 +244,7 @@ fn recalls(bits: u32, n: usize, dims: usize, ef: usize) -> (f64, f64) {
         reranked.sort_by(|a, b| a.0.total_cmp(&b.0));
         let found: Vec<u32> = reranked.iter().take(10).map(|&(_, id)| id).collect();
         quantized_recall += recall(&found, &truth);
-        let (candidates, _) = search(&mut exact, &query.to_vec(), ef);
+        let (candidates, _) = search_with(&mut exact, &query.to_vec(), ef, 1, 1);
         let found: Vec<u32> = candidates.iter().take(10).map(|c| c.id).collect();
         exact_recall += recall(&found, &truth);
     }

@@ -46,6 +46,7 @@ static PREFETCH_LOOKAHEAD: PgCell<c_int> = PgCell::new(DEFAULT_PREFETCH_LOOKAHEA
 static HEAP_PREFETCH: PgCell<bool> = PgCell::new(true);
 static BUILD_PLACEMENT: PgCell<c_int> = PgCell::new(PLACE_NEIGHBORS);
 static BEAM_WIDTH: PgCell<c_int> = PgCell::new(1);
+static DESCENT_EF: PgCell<c_int> = PgCell::new(-1);
 static VACUUM_REPAIR: PgCell<c_int> = PgCell::new(REPAIR_LOCAL);
 static RERANK_CANDIDATES: PgCell<c_int> = PgCell::new(DEFAULT_RERANK_CANDIDATES);
 
@@ -291,6 +292,21 @@ pub fn init() {
             None,
             None,
         );
+        pg_sys::DefineCustomIntVariable(
+            c"hnsw.descent_ef".as_ptr(),
+            c"Sets the size of the dynamic candidate list on the layers above the bottom one"
+                .as_ptr(),
+            c"-1 uses a quarter of hnsw.ef_search on quantized indexes and 1 on pgvector's format, whose results then stay pgvector's. 1 (or 0) is pgvector's greedy descent, which on clustered data can end in the wrong cluster and miss a query's neighbors altogether.".as_ptr(),
+            DESCENT_EF.as_ptr(),
+            -1,
+            -1,
+            MAX_EF_SEARCH,
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
         pg_sys::DefineCustomEnumVariable(
             c"hnsw.build_placement".as_ptr(),
             c"Sets which elements share index pages when an index is built".as_ptr(),
@@ -418,6 +434,12 @@ pub fn ef_search() -> usize {
     EF_SEARCH.get().max(1) as usize
 }
 
+/// `hnsw.descent_ef`, unless left at -1 (the index's default).
+pub fn descent_ef() -> Option<usize> {
+    let width = DESCENT_EF.get();
+    (width >= 0).then(|| width.max(1) as usize)
+}
+
 /// `hnsw.iterative_scan`.
 pub fn iterative_scan() -> vector_hnsw::IterativeScan {
     match ITERATIVE_SCAN.get() {
@@ -448,6 +470,7 @@ pub fn work_mem_kb() -> usize {
 pub fn scan_params() -> vector_hnsw::ScanParams {
     vector_hnsw::ScanParams {
         ef_search: ef_search(),
+        descent_ef: descent_ef().unwrap_or(1),
         mode: iterative_scan(),
         max_scan_tuples: max_scan_tuples(),
         max_memory: vector_hnsw::scan::memory_limit(work_mem_kb(), scan_mem_multiplier()),

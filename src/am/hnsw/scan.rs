@@ -14,7 +14,9 @@
 //! puts every element at distance 0 (pgvector returns them in graph order).
 //!
 //! On a quantized index the walk compares codes, keeps a queue wider than `hnsw.ef_search`
-//! ([`vector_rabitq::walk_candidates`]: estimates order candidates less exactly), and its
+//! ([`vector_rabitq::walk_candidates`]: estimates order candidates less exactly), descends
+//! through the upper layers with a queue of [`vector_hnsw::search::descent_ef`] rather than
+//! pgvector's greedy one (unless `hnsw.descent_ef` is set), and its
 //! candidates go through [`vector_hnsw::RerankedScan`]: `hnsw.rerank_candidates` of them at a
 //! time (16 by default; 0 takes every candidate of the search) have their full vectors read in
 //! one batch and come back in exact order with exact distances.
@@ -41,6 +43,7 @@ use crate::stores::hnsw::page_graph::{AnyPageGraph, Element, IndexCompare, PageG
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{c_int, CStr};
 use std::sync::OnceLock;
+use vector_hnsw::search::descent_ef;
 use vector_hnsw::{
     AllocSetLayout, ContextEvent, IterativeScan, RerankStats, RerankedScan, Scan, ScanMemoryConfig,
     ScanParams, SearchStats,
@@ -115,11 +118,13 @@ impl ScanCompare for Coded {
         search.set_params(params, options::rerank_candidates());
     }
 
-    /// A walk over codes keeps a wider queue than `hnsw.ef_search` ([`walk_candidates`]).
+    /// A walk over codes keeps a wider queue than `hnsw.ef_search` ([`walk_candidates`]), and
+    /// descends with a queue of [`descent_ef`] unless `hnsw.descent_ef` says otherwise.
     fn walk_params(graph: &PageGraph<Coded>, params: ScanParams) -> ScanParams {
         let bits = graph.compare().codes().quantizer().bits();
         ScanParams {
             ef_search: walk_candidates(params.ef_search, bits),
+            descent_ef: options::descent_ef().unwrap_or(descent_ef(params.ef_search)),
             ..params
         }
     }
