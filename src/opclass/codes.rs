@@ -7,12 +7,14 @@
 //! distances of the final candidates come from the operator class's own function on the full
 //! vectors.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use vector_formats::hnsw_codes::{
     vector_hash, CodeMetric, CodeRecord, QuantizerMeta, RecordFactors,
 };
 use vector_formats::page::ItemPointer;
 use vector_formats::varlena::DenseRef;
-use vector_rabitq::{Factors, Metric, Quantizer, QueryCode, Residual};
+use vector_rabitq::{Factors, Layout, Metric, RegionQuery, Regions, Residual};
 
 /// Standard deviations of an estimate's error taken as its bound: a reranked row is returned
 /// once no candidate's estimate less this could still be nearer (about 6 in 100,000 exceed it
@@ -33,38 +35,58 @@ pub enum Dense {
 /// 0.979 for the exact graph, of a 1-bit-built one 0.921).
 pub const BUILD_BITS: u8 = 8;
 
-/// The quantizer of one index and the column's element type; during a build, also the finer
-/// quantizer whose codes follow each stored record in memory (see [`CodeSpace::for_build`]).
+/// A query prepared for a [`CodeSpace`]: rotated once, and prepared for each region the
+/// estimates meet (a cache the estimates fill, hence the cell; a search owns its query).
+pub type Prepared = RefCell<RegionQuery>;
+
+/// The regions (centroids, rotation, width) of one index and the column's element type;
+/// during a build, also the finer codes that follow each stored record in memory (see
+/// [`CodeSpace::for_build`]).
 #[derive(Debug)]
 pub struct CodeSpace {
-    quantizer: Quantizer,
-    build: Option<Quantizer>,
+    regions: Rc<Regions>,
+    build: Option<Regions>,
     dense: Dense,
 }
 
+/// The metric a quantized index's metapage names.
+fn metric_of(meta: &QuantizerMeta) -> Metric {
+    match meta.metric {
+        CodeMetric::L2Squared => Metric::L2Squared,
+        CodeMetric::NegativeInnerProduct => Metric::NegativeInnerProduct,
+    }
+}
+
+/// The regions a quantized index's metapage describes, with the centroids read
+/// ([`QuantizerMeta::region_centroids`]): format 1's one centroid, or format 2's `K`.
+pub fn regions_of(meta: &QuantizerMeta) -> Regions {
+    Regions::new(
+        meta.dims(),
+        u32::from(meta.bits),
+        metric_of(meta),
+        Layout::BitPlanes,
+        meta.seed,
+        meta.region_centroids().to_vec(),
+    )
+}
+
 impl CodeSpace {
-    /// The space a quantized index's metapage describes.
-    pub fn from_meta(meta: &QuantizerMeta, dense: Dense) -> Self {
-        let metric = match meta.metric {
-            CodeMetric::L2Squared => Metric::L2Squared,
-            CodeMetric::NegativeInnerProduct => Metric::NegativeInnerProduct,
-        };
-        let quantizer = Quantizer::new(
-            meta.centroid.len(),
-            u32::from(meta.bits),
-            metric,
-            meta.centroid.clone(),
-            meta.seed,
-        );
+    /// The space of an index whose regions are `regions`.
+    pub fn new(regions: Rc<Regions>, dense: Dense) -> Self {
         CodeSpace {
-            quantizer,
+            regions,
             build: None,
             dense,
         }
     }
 
+    /// The space a quantized index's metapage describes (its centroids read).
+    pub fn from_meta(meta: &QuantizerMeta, dense: Dense) -> Self {
+        CodeSpace::new(Rc::new(regions_of(meta)), dense)
+    }
+
     /// The space of a build of the index `meta` describes: each record is the stored record
-    /// followed by a record of the same vector's [`BUILD_BITS`]-bit code (same centroid and
+    /// followed by a record of the same vector's [`BUILD_BITS`]-bit code (same centroids and
     /// rotation), and every distance compares those. The write-out keeps the stored part
     /// ([`Self::stored_record_size`]).
     pub fn for_build(meta: &QuantizerMeta, dense: Dense) -> Self {
@@ -72,19 +94,22 @@ impl CodeSpace {
         if meta.bits < BUILD_BITS {
             // Bytes rather than bit planes: these codes never reach a page, and at 8 bits a
             // byte dot product is a few times faster (the build's hottest kernel).
-            let q = &space.quantizer;
-            space.build = Some(Quantizer::with_byte_codes(
-                q.dims(),
-                q.metric(),
-                q.centroid().to_vec(),
-                meta.seed,
+            let r = &space.regions;
+            space.build = Some(Regions::new(
+                r.dims(),
+                u32::from(BUILD_BITS),
+                r.metric(),
+                Layout::Bytes,
+                r.seed(),
+                meta.region_centroids().to_vec(),
             ));
         }
         space
     }
 
-    pub fn quantizer(&self) -> &Quantizer {
-        &self.quantizer
+    /// The stored codes' regions.
+    pub fn regions(&self) -> &Regions {
+        &self.regions
     }
 
     /// Bytes of a code record of this space (in a build, the stored record and its finer one).
@@ -93,91 +118,86 @@ impl CodeSpace {
             .build
             .as_ref()
             .map_or(0, |b| CodeRecord::size(b.code_bytes()));
-        Self::stored_record_size(&self.quantizer) + finer
+        Self::stored_record_size(&self.regions) + finer
     }
 
     /// Bytes of the code record the index stores.
-    pub fn stored_record_size(quantizer: &Quantizer) -> usize {
-        CodeRecord::size(quantizer.code_bytes())
+    pub fn stored_record_size(regions: &Regions) -> usize {
+        CodeRecord::size(regions.code_bytes())
     }
 
-    /// The quantizer the estimates use: the build's finer one, if any.
-    fn compared(&self) -> &Quantizer {
-        self.build.as_ref().unwrap_or(&self.quantizer)
+    /// The regions the estimates use: the build's finer ones, if any.
+    fn compared(&self) -> &Regions {
+        self.build.as_ref().unwrap_or(&self.regions)
     }
 
     /// The values of a `vector` or `halfvec` varlena as `f32`, `None` if it is not one of this
     /// index's dimensions.
     pub fn floats(&self, value: &[u8]) -> Option<Vec<f32>> {
-        dense_floats(self.dense, value).filter(|x| x.len() == self.quantizer.dims())
+        dense_floats(self.dense, value).filter(|x| x.len() == self.regions.dims())
     }
 
     /// A query prepared for the estimates, from a value of the column's type.
-    pub fn prepare(&self, value: &[u8]) -> QueryCode {
+    pub fn prepare(&self, value: &[u8]) -> Prepared {
         match self.floats(value) {
-            Some(x) => self.compared().prepare(&x),
-            None => dimension_mismatch(self.quantizer.dims(), value),
+            Some(x) => RefCell::new(self.compared().prepare(&x)),
+            None => dimension_mismatch(self.regions.dims(), value),
         }
     }
 
     /// The code record of `value` (a value of the column's type, normalized as the index
-    /// stores it), its full vector at `vector`, and `value` prepared as a query: what
-    /// [`Self::prepare`] returns, from the same rotation.
-    pub fn record(&self, value: &[u8], vector: ItemPointer) -> (Vec<u8>, QueryCode) {
+    /// stores it) in its nearest region, its full vector at `vector`, and `value` prepared as
+    /// a query: what [`Self::prepare`] returns.
+    pub fn record(&self, value: &[u8], vector: ItemPointer) -> (Vec<u8>, Prepared) {
         let Some(x) = self.floats(value) else {
-            dimension_mismatch(self.quantizer.dims(), value);
+            dimension_mismatch(self.regions.dims(), value);
         };
         let hash = vector_hash(value);
         let mut out = vec![0u8; self.record_size()];
-        let stored = Self::stored_record_size(&self.quantizer);
-        // One rotation for both codes and the query: the build's quantizer has the same
-        // centroid and seed.
-        let residual = self.quantizer.residual(&x);
-        encode_record(&self.quantizer, &residual, vector, hash, &mut out[..stored]);
+        let stored = Self::stored_record_size(&self.regions);
+        let region = self.regions.nearest_region(&x);
+        // One residual for both codes: the build's regions have the same centroids and seed.
+        let residual = self.regions.residual(region, &x);
+        encode_record(
+            &self.regions,
+            &residual,
+            vector,
+            hash,
+            region,
+            &mut out[..stored],
+        );
         if let Some(build) = &self.build {
             encode_record(
                 build,
                 &residual,
                 ItemPointer::INVALID,
                 hash,
+                region,
                 &mut out[stored..],
             );
         }
-        (out, self.compared().prepare_residual(&residual))
+        (out, RefCell::new(self.compared().prepare(&x)))
     }
 
     /// The estimated distance from a prepared query to a stored record.
     #[inline]
-    pub fn distance(&self, query: &QueryCode, record: &[u8]) -> f64 {
-        let (code, factors) = self.parts(record);
-        self.compared().distance(query, code, &factors)
+    pub fn distance(&self, query: &Prepared, record: &[u8]) -> f64 {
+        let (region, code, factors, _) = self.parts(record);
+        self.compared()
+            .distance(&mut query.borrow_mut(), region, code, &factors)
     }
 
-    /// The estimated distance from a prepared query to a stored record, and how far below it
-    /// the exact distance can be ([`CONFIDENCE`] standard deviations of the estimate).
+    /// The estimated distance from a prepared query to a stored record, how far below it the
+    /// exact distance can be ([`CONFIDENCE`] standard deviations of the estimate), and where
+    /// the record says the element's full vector is: the record parsed once.
     #[inline]
-    pub fn estimate(&self, query: &QueryCode, record: &[u8]) -> (f64, f64) {
-        let (code, factors) = self.parts(record);
-        let q = self.compared();
+    pub fn estimate_with_vector(&self, query: &Prepared, record: &[u8]) -> (f64, f64, ItemPointer) {
+        let (region, code, factors, vector) = self.parts(record);
+        let r = self.compared();
+        let mut q = query.borrow_mut();
         (
-            q.distance(query, code, &factors),
-            q.error_bound(query, &factors, CONFIDENCE),
-        )
-    }
-
-    /// [`estimate`](Self::estimate), and where the record says the element's full vector is:
-    /// the record parsed once.
-    #[inline]
-    pub fn estimate_with_vector(
-        &self,
-        query: &QueryCode,
-        record: &[u8],
-    ) -> (f64, f64, ItemPointer) {
-        let (code, factors, vector) = self.parts_and_vector(record);
-        let q = self.compared();
-        (
-            q.distance(query, code, &factors),
-            q.error_bound(query, &factors, CONFIDENCE),
+            r.distance(&mut q, region, code, &factors),
+            r.error_bound(&mut q, region, &factors, CONFIDENCE),
             vector,
         )
     }
@@ -185,14 +205,14 @@ impl CodeSpace {
     /// Where a stored record says the element's full vector is (a record of another size is
     /// corruption, as for the estimates).
     pub fn record_vector(&self, record: &[u8]) -> ItemPointer {
-        self.parts_and_vector(record).2
+        self.parts(record).3
     }
 
     /// The estimated distance between two stored records (`a` plays the query).
     pub fn pair_distance(&self, a: &[u8], b: &[u8]) -> f64 {
-        let (ca, fa) = self.parts(a);
-        let (cb, fb) = self.parts(b);
-        self.compared().pair_distance((ca, &fa), (cb, &fb))
+        let (ka, ca, fa, _) = self.parts(a);
+        let (kb, cb, fb, _) = self.parts(b);
+        self.compared().pair_distance((ka, ca, &fa), (kb, cb, &fb))
     }
 
     /// The bytes of a record of `len` bytes that the estimates read: in a build, the finer
@@ -206,17 +226,11 @@ impl CodeSpace {
         }
     }
 
-    /// A record's code and factors; a record of another size is corruption.
+    /// A record's region, code, factors and the place of its full vector (the stored
+    /// record's: a build's finer record names none); a record of another size or of a region
+    /// the index does not have is corruption.
     #[inline]
-    fn parts<'a>(&self, record: &'a [u8]) -> (&'a [u8], Factors) {
-        let (code, factors, _) = self.parts_and_vector(record);
-        (code, factors)
-    }
-
-    /// A record's code, factors and the place of its full vector (the stored record's: a
-    /// build's finer record names none).
-    #[inline]
-    fn parts_and_vector<'a>(&self, record: &'a [u8]) -> (&'a [u8], Factors, ItemPointer) {
+    fn parts<'a>(&self, record: &'a [u8]) -> (u32, &'a [u8], Factors, ItemPointer) {
         // In a build the finer record follows the stored one; it is the one compared.
         let compared = if record.len() == self.record_size() {
             &record[record.len() - CodeRecord::size(self.compared().code_bytes())..]
@@ -231,6 +245,13 @@ impl CodeSpace {
                 self.record_size()
             ),
         };
+        let region = parsed.region();
+        if region as usize >= self.regions.count() {
+            pgrx::error!(
+                "hnsw index is corrupted: a code record of region {region}, the index has {}",
+                self.regions.count()
+            );
+        }
         let f = parsed.factors();
         let factors = Factors {
             norm: f.norm,
@@ -239,20 +260,21 @@ impl CodeSpace {
             centroid_dot: f.centroid_dot,
             code_sum: f.code_sum,
         };
-        (parsed.code(), factors, parsed.vector())
+        (region, parsed.code(), factors, parsed.vector())
     }
 }
 
-/// Writes into `out` the code record of a rotated residual under `quantizer`.
+/// Writes into `out` the code record of a rotated residual around `region`'s centroid.
 fn encode_record(
-    quantizer: &Quantizer,
+    regions: &Regions,
     residual: &Residual,
     vector: ItemPointer,
     hash: u32,
+    region: u32,
     out: &mut [u8],
 ) {
-    let mut code = vec![0u8; quantizer.code_bytes()];
-    let f = quantizer.encode_residual(residual, &mut code);
+    let mut code = vec![0u8; regions.code_bytes()];
+    let f = regions.encode_residual(residual, &mut code);
     let factors = RecordFactors {
         norm: f.norm,
         scale: f.scale,
@@ -260,7 +282,7 @@ fn encode_record(
         centroid_dot: f.centroid_dot,
         code_sum: f.code_sum,
     };
-    CodeRecord::write(out, vector, factors, hash, &code);
+    CodeRecord::write(out, vector, factors, hash, region, &code);
 }
 
 /// The values of a `vector` (`F32`) or `halfvec` (`F16`) varlena as `f32`.

@@ -4,7 +4,7 @@
 //! index (code records, distances estimated from the codes). The page and build graphs are
 //! generic over it, so no distance asks which kind of index it is in.
 
-use crate::opclass::codes::CodeSpace;
+use crate::opclass::codes::{CodeSpace, Prepared};
 use crate::opclass::support::Support;
 use crate::opclass::value::Value;
 use std::cell::OnceCell;
@@ -13,7 +13,6 @@ use std::ops::Range;
 use std::rc::Rc;
 use vector_formats::hnsw_codes::CodeRecord;
 use vector_formats::page::ItemPointer;
-use vector_rabitq::QueryCode;
 
 /// A distance from a query to a stored item: exact, or an estimate with how far below it the
 /// exact distance can be.
@@ -188,14 +187,14 @@ pub enum CodedValue {
     /// A value of the column's type as a query (a scan's), prepared on first use.
     Query {
         value: Value,
-        prepared: OnceCell<Box<QueryCode>>,
+        prepared: OnceCell<Box<Prepared>>,
     },
     /// A new element's value and the record the index stores for it; prepared as a query on
     /// first use, unless it came prepared.
     New {
         value: Value,
         record: Vec<u8>,
-        prepared: OnceCell<Box<QueryCode>>,
+        prepared: OnceCell<Box<Prepared>>,
     },
     /// A record read back from the index, as a query (neighbor selection).
     Record(Value),
@@ -218,7 +217,7 @@ impl PartialEq for CodedValue {
 
 impl CodedValue {
     /// The query prepared for `codes`, made on first use (`None` for a record or NULL).
-    fn prepared(&self, codes: &CodeSpace) -> Option<&QueryCode> {
+    fn prepared(&self, codes: &CodeSpace) -> Option<&Prepared> {
         let (value, prepared) = match self {
             CodedValue::Query { value, prepared }
             | CodedValue::New {

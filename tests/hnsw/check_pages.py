@@ -30,10 +30,13 @@ and the entry point (an element that is not deleted, at the highest level of the
 still have heap TIDs). Prints a summary; exits 1 with the problems found.
 
 A quantized index (metapage magic 0xA953C0DE) is checked the same way, and also: the quantizer
-section after pgvector's metapage fields (format 1, a code width of 1, 2, 4 or 8 bits, a metric
+section after pgvector's metapage fields (format 1 or 2, a code width of 1, 2, 4 or 8 bits, a metric
 of 1 or 2, the index's dimensions, a stored vector size of a vector or halfvec of those, a
-finite half-precision centroid, pd_lower just past it, a vector insert page that is a vector
-page); vector pages (special space's spare half-word 1; graph pages keep 0) are off the graph
+finite half-precision centroid, pd_lower just past it (format 2: past the region count, 1 to
+4096, and the first centroid page that follow it), a vector insert page that is a vector page);
+format 2's centroid pages (spare half-word 2), one item each, chained from the metapage's first
+centroid page, holding exactly count * dims finite half-precision values; every record's region
+below the count (0 in format 1); vector pages (special space's spare half-word 1; graph pages keep 0) are off the graph
 chain and form a chain of their own in block order, every item a vector tuple (type 3, a free
 flag of 0 or 1, zero padding, a vector varlena of the stored size and the index's dimensions,
 finite when in use); every element's value is a code record of 40 + bits * 8 * ceil(dims / 64)
@@ -51,6 +54,7 @@ PAGE_ID = 0xFF90
 MAGIC = 0xA953A953
 QUANTIZED_MAGIC = 0xA953C0DE
 VECTOR_PAGE = 1
+CENTROID_PAGE = 2
 VECTOR_TUPLE = 3
 RECORD_HEADER = 40
 INVALID_BLOCK = 0xFFFFFFFF
@@ -77,7 +81,7 @@ def parse_quantizer(meta, dims, bad):
     fmt, bits, metric = struct.unpack_from("<HBB", meta, at)
     vinsert, vsize, qdims = struct.unpack_from("<III", meta, at + 12)
     ok = True
-    if fmt != 1 or bits not in (1, 2, 4, 8) or metric not in (1, 2):
+    if fmt not in (1, 2) or bits not in (1, 2, 4, 8) or metric not in (1, 2):
         bad(f"quantizer format {fmt}, {bits} bits, metric {metric}")
         ok = False
     if qdims != dims:
@@ -92,8 +96,16 @@ def parse_quantizer(meta, dims, bad):
         ok = False
         elem = None
     lower = struct.unpack_from("<H", meta, 12)[0]
-    if ok and lower != at + 24 + 2 * dims:
-        bad(f"quantized metapage pd_lower {lower}, not {at + 24 + 2 * dims}")
+    regions_at = 24 + ((32 + 24 + 2 * dims + 3) & ~3)
+    want_lower = at + 24 + 2 * dims if fmt == 1 else regions_at + 8
+    if ok and lower != want_lower:
+        bad(f"quantized metapage pd_lower {lower}, not {want_lower}")
+    regions, first_centroid = 1, INVALID_BLOCK
+    if ok and fmt == 2:
+        regions, first_centroid = struct.unpack_from("<II", meta, regions_at)
+        if not 1 <= regions <= 4096:
+            bad(f"quantizer has {regions} regions")
+            ok = False
     if ok:
         for i in range(dims):
             if not finite16(meta[at + 24 + 2 * i : at + 26 + 2 * i]):
@@ -102,7 +114,8 @@ def parse_quantizer(meta, dims, bad):
     if not ok:
         return None
     return dict(bits=bits, vector_insert_page=vinsert, vector_size=vsize, elem=elem,
-                code_bytes=bits * 8 * ((dims + 63) // 64))
+                code_bytes=bits * 8 * ((dims + 63) // 64), format=fmt, regions=regions,
+                first_centroid=first_centroid)
 
 
 def code_problem(record, q, dims):
@@ -110,8 +123,11 @@ def code_problem(record, q, dims):
     for name, at in (("norm", 12), ("scale", 16), ("error", 20), ("centroid dot", 24)):
         if not finite32(record[at : at + 4]):
             return f"code record's {name} is not finite"
-    if any(record[10:12]) or any(record[36:40]):
+    if any(record[10:12]):
         return "code record's padding is not zero"
+    region = struct.unpack_from("<I", record, 36)[0]
+    if region >= q["regions"]:
+        return f"code record's region {region}, the index has {q['regions']}"
     code = record[RECORD_HEADER:]
     plane = len(code) // q["bits"]
     total = 0
@@ -202,6 +218,7 @@ def main():
     vector_pages = []  # in block order
     vectors = {}  # tid -> (free, hash, varlena bytes)
     vnext = {}  # vector page -> its next link
+    centroid_pages = {}  # centroid page -> (its next link, its item)
     for blk in range(0, len(pages)):
         p = pages[blk]
         if blk in zero_pages:
@@ -212,9 +229,20 @@ def main():
             continue
         nxt, unused, page_id = struct.unpack_from("<IHH", p, special)
         is_vector_page = quantized and blk > 0 and unused == VECTOR_PAGE
-        if page_id != PAGE_ID or (unused != 0 and not is_vector_page):
+        is_centroid_page = quantized and blk > 0 and unused == CENTROID_PAGE and q["format"] == 2
+        if page_id != PAGE_ID or (unused != 0 and not is_vector_page and not is_centroid_page):
             bad(f"page {blk}: page id {page_id:#x}, spare half-word {unused}")
         if blk == 0:
+            continue
+        if is_centroid_page:
+            items = (lower - 24) // 4
+            word = struct.unpack_from("<I", p, 24)[0] if items else 0
+            off, flags, length = word & 0x7FFF, (word >> 15) & 3, word >> 17
+            if items != 1 or flags != 1 or off < upper or off + length > special:
+                bad(f"centroid page {blk}: {items} items, the first at {off} length {length}")
+                centroid_pages[blk] = (nxt, b"")
+            else:
+                centroid_pages[blk] = (nxt, p[off : off + length])
             continue
         if is_vector_page:
             vector_pages.append(blk)
@@ -311,11 +339,30 @@ def main():
         chain.append(blk)
         blk = struct.unpack_from("<I", pages[blk], BLCKSZ - 8)[0]
     element_pages = [blk for blk in range(1, len(pages))
-                     if blk not in zero_pages and blk not in vnext]
+                     if blk not in zero_pages and blk not in vnext and blk not in centroid_pages]
     if sorted(chain) != element_pages:
         bad(f"page chain visits {len(chain)} of {len(element_pages)} element pages")
     if insert_page not in chain:
         bad(f"insert page {insert_page} is not an element page")
+
+    # Centroid pages: one chain from the metapage, exactly the regions' centroids, finite.
+    if quantized and q["format"] == 2:
+        data, blk, seen = b"", q["first_centroid"], []
+        want = 2 * q["regions"] * dims
+        while len(data) < want:
+            if blk not in centroid_pages or blk in seen:
+                bad(f"centroid chain reaches block {blk}, not a centroid page of the chain")
+                break
+            seen.append(blk)
+            data += centroid_pages[blk][1]
+            blk = centroid_pages[blk][0]
+        if len(data) != want or len(seen) != len(centroid_pages):
+            bad(f"centroid chain holds {len(data)} bytes on {len(seen)} of "
+                f"{len(centroid_pages)} centroid pages, not {want}")
+        elif not all(finite16(data[i : i + 2]) for i in range(0, want, 2)):
+            bad("a centroid has a non-finite element")
+    elif centroid_pages:
+        bad(f"{len(centroid_pages)} centroid pages in an index without regions")
 
     # Vector pages: a chain of their own, in block order, that the graph's never enters.
     orphans = 0

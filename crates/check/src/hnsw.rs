@@ -22,7 +22,8 @@ use vector_formats::hnsw::{
     ELEMENT_HEADER_SIZE, HEAD_BLKNO, MAX_M, MIN_M, PAGE_ID, VERSION,
 };
 use vector_formats::hnsw_codes::{
-    is_vector_page, vector_hash, CodeRecord, QuantizerMeta, VectorView, RECORD_HEADER_SIZE,
+    centroid_bytes, decode_centroids, is_centroid_page, is_vector_page, vector_hash, CodeRecord,
+    QuantizerMeta, VectorView, RECORD_HEADER_SIZE,
 };
 use vector_formats::page::{
     BlockNumber, ChainOpaque, ItemFlags, ItemPointer, PageRef, BLCKSZ, FIRST_OFFSET_NUMBER,
@@ -121,6 +122,8 @@ struct Checker<'p, P: Pages> {
     vectors: HashMap<ItemPointer, VectorFacts>,
     /// The vector pages.
     vector_pages: Vec<BlockNumber>,
+    /// A format-2 index's centroid pages, with the bytes of centroids each holds.
+    centroid_pages: HashMap<BlockNumber, usize>,
 }
 
 /// Checks the whole index; the first problem found is the error.
@@ -158,6 +161,7 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
         quantizer,
         vectors: HashMap::new(),
         vector_pages: Vec::new(),
+        centroid_pages: HashMap::new(),
     };
     let mut next = filled(nblocks as usize, INVALID_BLOCK_NUMBER, 0)?;
     let mut zero = BlockSet::new(nblocks);
@@ -173,9 +177,14 @@ pub fn check<P: Pages>(pages: &mut P, options: Options) -> Result<Summary, Corru
         }
     }
     let mut vector_pages = BlockSet::new(nblocks);
-    for &block in &checker.vector_pages {
+    for &block in checker
+        .vector_pages
+        .iter()
+        .chain(checker.centroid_pages.keys())
+    {
         vector_pages.insert(block);
     }
+    checker.check_centroid_chain(&next)?;
     checker.summary.unchained_pages = check_chain(&next, &zero, &vector_pages)?;
     check_vector_chain(&checker.vector_pages, &next)?;
     if let Some((q, _)) = &checker.quantizer {
@@ -288,7 +297,7 @@ fn check_quantizer(
         )));
     }
     let lower = page.header().lower;
-    if lower < QuantizerMeta::pd_lower(dims) {
+    if lower < q.encoded_pd_lower() {
         return Err(fail(format!(
             "metapage's pd_lower {lower} ends before its quantizer"
         )));
@@ -455,6 +464,10 @@ impl<P: Pages> Checker<'_, P> {
             self.vector_page(block, page)?;
             return Ok(Some(next));
         }
+        if is_centroid_page(kind) {
+            self.centroid_page(block, page)?;
+            return Ok(Some(next));
+        }
         if next != INVALID_BLOCK_NUMBER && (next == block || !self.in_range(next)) {
             return Err(Corruption::page(
                 block,
@@ -527,6 +540,70 @@ impl<P: Pages> Checker<'_, P> {
         Ok(())
     }
 
+    /// A format-2 index's centroid page: one item, a piece of the centroids.
+    fn centroid_page(&mut self, block: BlockNumber, page: PageRef<'_>) -> Result<(), Corruption> {
+        if !matches!(&self.quantizer, Some((q, _)) if q.regions.is_some()) {
+            return Err(Corruption::page(
+                block,
+                "a centroid page in an index without regions",
+            ));
+        }
+        let item = (page.max_offset() == 1)
+            .then(|| page.item(FIRST_OFFSET_NUMBER))
+            .flatten()
+            .ok_or_else(|| Corruption::page(block, "centroid page does not hold one item"))?;
+        if decode_centroids(item).iter().any(|v| !v.is_finite()) {
+            return Err(Corruption::page(
+                block,
+                "centroid page holds a non-finite value",
+            ));
+        }
+        self.centroid_pages.insert(block, item.len());
+        Ok(())
+    }
+
+    /// The centroid chain: from the metapage's first centroid page, centroid pages only, no
+    /// loop, exactly the bytes of the index's regions, and no centroid page left off it.
+    fn check_centroid_chain(&self, next: &[BlockNumber]) -> Result<(), Corruption> {
+        let Some((q, _)) = &self.quantizer else {
+            return Ok(());
+        };
+        let Some(regions) = &q.regions else {
+            return Ok(());
+        };
+        let want = centroid_bytes(regions.count as usize, q.dims());
+        let (mut block, mut have, mut seen) = (regions.first_page, 0usize, 0usize);
+        let mut from = 0;
+        while have < want || seen == 0 {
+            let Some(&len) = self.centroid_pages.get(&block) else {
+                return Err(Corruption::page(
+                    from,
+                    format!("centroid chain reaches block {block}, not a centroid page"),
+                ));
+            };
+            seen += 1;
+            have += len;
+            if seen > self.centroid_pages.len() {
+                return Err(Corruption::page(block, "centroid chain loops"));
+            }
+            from = block;
+            block = next[block as usize];
+            if have >= want {
+                break;
+            }
+        }
+        if have != want || seen != self.centroid_pages.len() {
+            return Err(Corruption::page(
+                from,
+                format!(
+                    "centroid chain holds {have} bytes on {seen} of {} centroid pages, {want} bytes expected",
+                    self.centroid_pages.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn element(&mut self, at: ItemPointer, item: &[u8]) -> Result<(), Corruption> {
         let fail = |problem: String| Corruption::item(at.block, at.offset, problem);
         let e = ElementView::parse(item).map_err(|e| fail(e.to_string()))?;
@@ -588,6 +665,17 @@ impl<P: Pages> Checker<'_, P> {
                         return Err(fail(format!(
                             "element's code sums to {sum}, its record says {}",
                             record.factors().code_sum
+                        )));
+                    }
+                    let regions = self
+                        .quantizer
+                        .as_ref()
+                        .and_then(|(q, _)| q.regions.as_ref())
+                        .map_or(1, |r| r.count);
+                    if record.region() >= regions {
+                        return Err(fail(format!(
+                            "element's code is of region {}, the index has {regions}",
+                            record.region()
                         )));
                     }
                     let place = record.vector();

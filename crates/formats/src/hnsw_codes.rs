@@ -11,6 +11,11 @@
 //!   element's full vector is, the code's factors and the sum of its levels, a hash of the
 //!   vector (rows with equal vectors share an element: equal codes and hashes stand for equal
 //!   vectors) and the code's bit planes.
+//! * Since format 2 ([`QUANTIZER_REGIONS_FORMAT`]) codes are taken around one of `K` region
+//!   centroids: the metapage names the count and the first of the centroid pages
+//!   ([`CENTROID_PAGE`], their own chain after the vector pages, holding the centroids in half
+//!   precision, row after row, as one byte stream), and a record names its region. A format-1
+//!   index has one region, the metapage's centroid, and records whose region bytes are zero.
 //! * The full vectors are in vector pages, a chain of their own marked [`VECTOR_PAGE`] in the
 //!   special space's spare half-word (graph pages keep 0 there, as pgvector's). Each item is a
 //!   vector tuple ([`VectorView`]): a type byte, a free flag (set when vacuum deleted its element,
@@ -25,10 +30,16 @@ use crate::page::{
 use half::f16;
 
 pub use crate::hnsw::QUANTIZED_MAGIC_NUMBER;
-/// Version of the quantizer section.
+/// Version of the quantizer section: codes around the metapage's one centroid.
 pub const QUANTIZER_FORMAT: u16 = 1;
+/// Version of the quantizer section with region centroids on centroid pages.
+pub const QUANTIZER_REGIONS_FORMAT: u16 = 2;
 /// The special space's spare half-word of a vector page.
 pub const VECTOR_PAGE: u16 = 1;
+/// The special space's spare half-word of a centroid page.
+pub const CENTROID_PAGE: u16 = 2;
+/// The most regions an index may have.
+pub const MAX_REGIONS: u32 = 4096;
 /// First byte of a vector tuple (pgvector's tuple types are 1 and 2).
 pub const VECTOR_TUPLE_TYPE: u8 = 3;
 /// Bytes before the vector in a vector tuple.
@@ -55,6 +66,7 @@ const RECORD_ERROR: usize = 20;
 const RECORD_CENTROID_DOT: usize = 24;
 const RECORD_HASH: usize = 28;
 const RECORD_CODE_SUM: usize = 32;
+const RECORD_REGION: usize = 36;
 
 const VECTOR_FLAGS: usize = 1;
 const VECTOR_FREE: u8 = 1;
@@ -80,14 +92,35 @@ pub struct QuantizerMeta {
     pub vector_insert_page: BlockNumber,
     /// Bytes of a stored vector (its varlena, header included).
     pub vector_size: u32,
-    /// The centroid codes are taken relative to (as many values as the index has dimensions).
+    /// The centroid codes are taken relative to (as many values as the index has dimensions):
+    /// in format 2, the table's mean, kept for tools; codes use the region centroids.
     pub centroid: Vec<f32>,
+    /// Format 2's regions; `None` in format 1 (one region, [`Self::centroid`]).
+    pub regions: Option<RegionsMeta>,
+}
+
+/// Where a format-2 index keeps its region centroids.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegionsMeta {
+    /// `K`, at least 1.
+    pub count: u32,
+    /// The first centroid page.
+    pub first_page: BlockNumber,
+    /// The centroids (`K · dims` values, row-major, as stored in half precision), once read
+    /// from the centroid pages (empty as decoded from the metapage alone).
+    pub centroids: Vec<f32>,
 }
 
 impl QuantizerMeta {
-    /// Bytes the metapage's contents take with this section: `pd_lower` goes just past them.
+    /// Bytes the metapage's contents take with this section (in either format; format 1 ends
+    /// 8 bytes earlier): `pd_lower` goes just past them.
     pub fn contents_len(dims: usize) -> usize {
-        QMETA_CENTROID + 2 * dims
+        Self::regions_at(dims) + 8
+    }
+
+    /// Where format 2's region count and first centroid page are, after the centroid.
+    fn regions_at(dims: usize) -> usize {
+        (QMETA_CENTROID + 2 * dims).next_multiple_of(4)
     }
 
     /// `pd_lower` of a quantized metapage.
@@ -111,18 +144,41 @@ impl QuantizerMeta {
             found => return Err(FormatError::WrongTupleType { expected: 1, found }),
         };
         let bits = contents[QMETA_BITS];
-        if read_u16(contents, QMETA_FORMAT) != QUANTIZER_FORMAT || !matches!(bits, 1 | 2 | 4 | 8) {
+        let format = read_u16(contents, QMETA_FORMAT);
+        if !matches!(format, QUANTIZER_FORMAT | QUANTIZER_REGIONS_FORMAT)
+            || !matches!(bits, 1 | 2 | 4 | 8)
+        {
             return Err(FormatError::WrongTupleType {
                 expected: QUANTIZER_FORMAT as u8,
                 found: bits,
             });
         }
         let dims = read_u32(contents, QMETA_DIMS) as usize;
-        let end = Self::contents_len(dims);
+        let end = match format {
+            QUANTIZER_FORMAT => QMETA_CENTROID.saturating_add(dims.saturating_mul(2)),
+            _ => Self::contents_len(dims.min(usize::MAX / 4)),
+        };
         if contents.len() < end {
             return Err(too_short(end));
         }
-        let centroid = contents[QMETA_CENTROID..end]
+        let regions = if format == QUANTIZER_REGIONS_FORMAT {
+            let at = Self::regions_at(dims);
+            let count = read_u32(contents, at);
+            if count == 0 || count > MAX_REGIONS {
+                return Err(FormatError::WrongTupleType {
+                    expected: QUANTIZER_REGIONS_FORMAT as u8,
+                    found: count.min(255) as u8,
+                });
+            }
+            Some(RegionsMeta {
+                count,
+                first_page: read_u32(contents, at + 4),
+                centroids: Vec::new(),
+            })
+        } else {
+            None
+        };
+        let centroid = contents[QMETA_CENTROID..QMETA_CENTROID + 2 * dims]
             .chunks_exact(2)
             .map(|b| f16::from_bits(u16::from_ne_bytes([b[0], b[1]])).to_f32())
             .collect();
@@ -133,12 +189,17 @@ impl QuantizerMeta {
             vector_insert_page: read_u32(contents, QMETA_VECTOR_INSERT_PAGE),
             vector_size: read_u32(contents, QMETA_VECTOR_SIZE),
             centroid,
+            regions,
         })
     }
 
     /// Writes the section into a metapage's contents ([`Self::contents_len`] bytes at least).
     pub fn encode(&self, contents: &mut [u8]) {
-        write_u16(contents, QMETA_FORMAT, QUANTIZER_FORMAT);
+        let format = match self.regions {
+            None => QUANTIZER_FORMAT,
+            Some(_) => QUANTIZER_REGIONS_FORMAT,
+        };
+        write_u16(contents, QMETA_FORMAT, format);
         contents[QMETA_BITS] = self.bits;
         contents[QMETA_METRIC] = self.metric as u8;
         contents[QMETA_SEED..QMETA_SEED + 8].copy_from_slice(&self.seed.to_ne_bytes());
@@ -148,6 +209,34 @@ impl QuantizerMeta {
         for (i, &v) in self.centroid.iter().enumerate() {
             let at = QMETA_CENTROID + 2 * i;
             contents[at..at + 2].copy_from_slice(&f16::from_f32(v).to_bits().to_ne_bytes());
+        }
+        if let Some(regions) = &self.regions {
+            let at = Self::regions_at(self.centroid.len());
+            write_u32(contents, at, regions.count);
+            write_u32(contents, at + 4, regions.first_page);
+        }
+    }
+
+    /// `pd_lower` for this section's format.
+    pub fn encoded_pd_lower(&self) -> u16 {
+        let dims = self.centroid.len();
+        match self.regions {
+            None => (maxalign(PAGE_HEADER_SIZE) + QMETA_CENTROID + 2 * dims) as u16,
+            Some(_) => Self::pd_lower(dims),
+        }
+    }
+
+    /// The dimensions of the codes.
+    pub fn dims(&self) -> usize {
+        self.centroid.len()
+    }
+
+    /// The centroids codes are taken around, `K · dims` values: format 1's one centroid, or
+    /// format 2's regions once read.
+    pub fn region_centroids(&self) -> &[f32] {
+        match &self.regions {
+            Some(r) => &r.centroids,
+            None => &self.centroid,
         }
     }
 
@@ -221,6 +310,12 @@ impl<'a> CodeRecord<'a> {
         }
     }
 
+    /// The region the code is taken in (0 in a format-1 index).
+    #[inline]
+    pub fn region(&self) -> u32 {
+        read_u32(self.bytes, RECORD_REGION)
+    }
+
     /// The hash of the full vector ([`vector_hash`]).
     pub fn hash(&self) -> u32 {
         read_u32(self.bytes, RECORD_HASH)
@@ -242,12 +337,13 @@ impl<'a> CodeRecord<'a> {
         self.bytes[RECORD_NORM..] == other.bytes[RECORD_NORM..]
     }
 
-    /// Writes a record: varlena header, `vector`'s place, factors, hash and code.
+    /// Writes a record: varlena header, `vector`'s place, factors, hash, region and code.
     pub fn write(
         out: &mut [u8],
         vector: ItemPointer,
         factors: RecordFactors,
         hash: u32,
+        region: u32,
         code: &[u8],
     ) {
         let size = Self::size(code.len());
@@ -263,6 +359,7 @@ impl<'a> CodeRecord<'a> {
         put(RECORD_CENTROID_DOT, factors.centroid_dot);
         write_u32(out, RECORD_HASH, hash);
         write_u32(out, RECORD_CODE_SUM, factors.code_sum);
+        write_u32(out, RECORD_REGION, region);
         out[RECORD_HEADER_SIZE..size].copy_from_slice(code);
     }
 
@@ -381,6 +478,38 @@ pub fn is_vector_page(unused: u16) -> bool {
     unused == VECTOR_PAGE
 }
 
+/// Whether a page's special space marks a centroid page.
+pub fn is_centroid_page(unused: u16) -> bool {
+    unused == CENTROID_PAGE
+}
+
+/// Bytes of centroid data one centroid page holds (its contents past the page header, up to
+/// the special space of `special_size` bytes).
+pub fn centroid_page_capacity(special_size: usize) -> usize {
+    crate::page::BLCKSZ - maxalign(PAGE_HEADER_SIZE) - maxalign(special_size)
+}
+
+/// Bytes of `count` centroids of `dims` values, as centroid pages hold them.
+pub fn centroid_bytes(count: usize, dims: usize) -> usize {
+    2 * count * dims
+}
+
+/// Centroids in the byte stream of centroid pages (half precision, native byte order).
+pub fn encode_centroids(centroids: &[f32]) -> Vec<u8> {
+    centroids
+        .iter()
+        .flat_map(|&v| f16::from_f32(v).to_bits().to_ne_bytes())
+        .collect()
+}
+
+/// The centroids of a byte stream [`encode_centroids`] wrote.
+pub fn decode_centroids(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(2)
+        .map(|b| f16::from_bits(u16::from_ne_bytes([b[0], b[1]])).to_f32())
+        .collect()
+}
+
 /// [`INVALID_BLOCK_NUMBER`], for a quantized index without vector pages yet.
 pub const NO_VECTOR_PAGE: BlockNumber = INVALID_BLOCK_NUMBER;
 
@@ -419,6 +548,11 @@ mod tests {
                     .map(|i| i as f32 / 1000.0 - 2.0)
                     .collect::<Vec<_>>(),
             ),
+            regions: Some(RegionsMeta {
+                count: MAX_REGIONS,
+                first_page: 12,
+                centroids: Vec::new(),
+            }),
         };
         let contents_room = crate::page::BLCKSZ - maxalign(PAGE_HEADER_SIZE) - 8;
         assert!(QuantizerMeta::contents_len(dims) <= contents_room);
@@ -448,6 +582,11 @@ mod tests {
             vector_insert_page: 2,
             vector_size: 16,
             centroid: vec![0.5; 3],
+            regions: Some(RegionsMeta {
+                count: 2,
+                first_page: 5,
+                centroids: Vec::new(),
+            }),
         };
         let mut contents = vec![0u8; 200];
         meta.encode(&mut contents);
@@ -458,9 +597,60 @@ mod tests {
         let mut bad = contents.clone();
         bad[QMETA_METRIC] = 0;
         assert!(QuantizerMeta::decode(&bad).is_err());
-        let mut bad = contents;
+        let mut bad = contents.clone();
         write_u32(&mut bad, QMETA_DIMS, u32::MAX);
         assert!(QuantizerMeta::decode(&bad).is_err());
+        // No regions, or more than an index may have.
+        for count in [0, MAX_REGIONS + 1] {
+            let mut bad = contents.clone();
+            write_u32(&mut bad, QuantizerMeta::regions_at(3), count);
+            assert!(QuantizerMeta::decode(&bad).is_err());
+        }
+        assert_eq!(QuantizerMeta::decode(&contents).unwrap(), meta);
+    }
+
+    #[test]
+    fn format_one_reads_as_one_region() {
+        // A section written before regions: format 1, pd_lower just past the centroid, and
+        // records whose region bytes are zero.
+        let mut meta = QuantizerMeta {
+            bits: 2,
+            metric: CodeMetric::L2Squared,
+            seed: 9,
+            vector_insert_page: 3,
+            vector_size: 20,
+            centroid: vec![0.25, -1.0, 2.0],
+            regions: None,
+        };
+        let mut contents = vec![0u8; 200];
+        meta.encode(&mut contents);
+        assert_eq!(read_u16(&contents, QMETA_FORMAT), QUANTIZER_FORMAT);
+        let end = QMETA_CENTROID + 6;
+        assert_eq!(
+            usize::from(meta.encoded_pd_lower()),
+            maxalign(PAGE_HEADER_SIZE) + end
+        );
+        // Format 1 needs no bytes past its centroid.
+        let read = QuantizerMeta::decode(&contents[..end]).unwrap();
+        assert_eq!(read, meta);
+        assert_eq!(read.region_centroids(), &meta.centroid[..]);
+        meta.regions = Some(RegionsMeta {
+            count: 1,
+            first_page: 4,
+            centroids: vec![1.0, 2.0, 3.0],
+        });
+        assert_eq!(meta.region_centroids(), &[1.0, 2.0, 3.0]);
+        assert!(usize::from(meta.encoded_pd_lower()) > maxalign(PAGE_HEADER_SIZE) + end);
+    }
+
+    #[test]
+    fn centroids_round_trip_in_half_precision() {
+        let values = [0.5f32, -2.25, 1.0e-3, 65504.0];
+        let bytes = encode_centroids(&values);
+        assert_eq!(bytes.len(), centroid_bytes(1, values.len()));
+        let back = decode_centroids(&bytes);
+        assert_eq!(back, QuantizerMeta::stored_centroid(&values));
+        assert!(is_centroid_page(CENTROID_PAGE) && !is_vector_page(CENTROID_PAGE));
     }
 
     #[test]
@@ -475,9 +665,10 @@ mod tests {
         };
         let mut out = vec![0u8; CodeRecord::size(code.len())];
         let place = ItemPointer::new(12, 3);
-        CodeRecord::write(&mut out, place, factors, 99, &code);
+        CodeRecord::write(&mut out, place, factors, 99, 7, &code);
         let record = CodeRecord::parse(&out).unwrap();
         assert_eq!(record.vector(), place);
+        assert_eq!(record.region(), 7);
         assert_eq!(record.factors(), factors);
         assert_eq!(record.hash(), 99);
         assert_eq!(record.code(), &code);

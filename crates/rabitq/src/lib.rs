@@ -12,6 +12,7 @@
 //! `vector_distance::codes`.
 
 pub mod code;
+pub mod fit;
 pub mod quantizer;
 pub mod regions;
 pub mod rotation;

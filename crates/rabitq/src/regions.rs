@@ -190,9 +190,12 @@ impl Regions {
     /// centroids however far. `O(K · dims)`: a build with k-means assignments should use them.
     pub fn nearest_region(&self, vector: &[f32]) -> u32 {
         assert_eq!(vector.len(), self.dims(), "a vector of another size");
-        let mut best = (f32::INFINITY, 0u32);
+        if self.count == 1 {
+            return 0;
+        }
+        let mut best = (f64::INFINITY, 0u32);
         for (k, c) in self.centroids.chunks_exact(self.dims()).enumerate() {
-            let d: f32 = vector.iter().zip(c).map(|(&v, &c)| (v - c) * (v - c)).sum();
+            let d = vector_distance::f32::l2_squared_distance(vector, c);
             if d < best.0 {
                 best = (d, k as u32);
             }

@@ -121,7 +121,7 @@ impl ScanCompare for Coded {
     /// A walk over codes keeps a wider queue than `hnsw.ef_search` ([`walk_candidates`]), and
     /// descends with a queue of [`descent_ef`] unless `hnsw.descent_ef` says otherwise.
     fn walk_params(graph: &PageGraph<Coded>, params: ScanParams) -> ScanParams {
-        let bits = graph.compare().codes().quantizer().bits();
+        let bits = graph.compare().codes().regions().bits();
         ScanParams {
             ef_search: walk_candidates(params.ef_search, bits),
             descent_ef: options::descent_ef().unwrap_or(descent_ef(params.ef_search)),

@@ -18,6 +18,7 @@ use crate::storage::page::{BLCKSZ, ITEM_ID_SIZE, PAGE_HEADER_SIZE};
 use crate::storage::{BlockNumber, ItemPointer, OffsetNumber, PageWriteGuard, Relation, WriteMode};
 use crate::stores::hnsw::build_graph::{BuildGraph, NO_ELEMENT};
 use crate::stores::hnsw::build_region::Region;
+use crate::stores::hnsw::centroid_pages::write_centroids;
 use crate::stores::hnsw::format::{
     element_tuple_size, neighbor_tuple_size, new_opaque, ElementTuple, EntryPoint as MetaEntry,
     MetaPage, NeighborTuple, PageOpaque, HEAD_BLKNO, MAX_ITEM_SIZE, META_PD_LOWER, OPAQUE_SIZE,
@@ -237,8 +238,13 @@ pub fn write_graph<R: Region, C: Compare>(
             meta.encode(page.contents_mut());
             let tids = vector_tids.as_deref().unwrap_or_default();
             output.quantizer.vector_insert_page = tids.last().map_or(NO_VECTOR_PAGE, |t| t.block);
+            // The centroid chain follows the vector pages.
+            let after = tids.last().map_or(last_block, |t| t.block);
+            if let Some(regions) = output.quantizer.regions.as_mut() {
+                regions.first_page = after + 1;
+            }
             output.quantizer.encode(page.contents_mut());
-            page.set_lower(QuantizerMeta::pd_lower(output.quantizer.centroid.len()));
+            page.set_lower(output.quantizer.encoded_pd_lower());
         }
         None => {
             meta.encode(page.contents_mut());
@@ -289,6 +295,9 @@ pub fn write_graph<R: Region, C: Compare>(
     pages.finish();
     if let (Some(output), Some(tids)) = (vectors, vector_tids) {
         write_vectors(rel, graph, &order, &tids, output);
+        if let Some(regions) = &output.quantizer.regions {
+            write_centroids(rel, regions.first_page, &regions.centroids);
+        }
     }
 }
 

@@ -9,6 +9,7 @@ pub mod build_graph;
 pub mod build_memory;
 pub mod build_pages;
 pub mod build_region;
+pub mod centroid_pages;
 pub mod metapage;
 pub mod page_graph;
 pub mod page_graph_vacuum;

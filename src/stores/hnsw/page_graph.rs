@@ -30,6 +30,7 @@ use crate::storage::{
     in_recovery, BlockNumber, ItemPointer, OffsetNumber, PageLock, PageLockMode, PageRef, ReadMode,
     Relation, WriteMode,
 };
+use crate::stores::hnsw::centroid_pages::regions_for;
 use crate::stores::hnsw::format::{
     layer_m, ElementView, EntryPoint as MetaEntry, MetaPage, NeighborView, HEAPTIDS, PAGE_ID,
     SCAN_LOCK, UPDATE_LOCK,
@@ -205,7 +206,8 @@ impl IndexCompare for Coded {
     fn for_index(rel: Relation) -> Self {
         let support = Support::for_index(rel, Method::Hnsw);
         let quantizer = read_quantizer(rel);
-        let space = CodeSpace::from_meta(&quantizer, dense_of(support.type_info()));
+        let regions = regions_for(rel, &quantizer);
+        let space = CodeSpace::new(regions, dense_of(support.type_info()));
         Coded::new(support, Rc::new(space))
     }
 

@@ -28,7 +28,7 @@ use crate::stores::hnsw::format::{
 };
 use crate::stores::hnsw::metapage::read_quantizer;
 use vector_formats::hnsw_codes::{
-    is_vector_page, QuantizerMeta, VectorView, NO_VECTOR_PAGE, VECTOR_PAGE,
+    is_centroid_page, is_vector_page, QuantizerMeta, VectorView, NO_VECTOR_PAGE, VECTOR_PAGE,
 };
 use vector_io::{BatchLayout, BlockReader, IoCounters, Walk};
 
@@ -42,15 +42,18 @@ pub fn vector_opaque() -> PageOpaque {
 
 /// Raises "index is corrupted" unless block `block` (`page`) is of the kind a chain expects: a
 /// vector page (`vector`) or a graph page. A damaged link never makes a writer put tuples on
-/// the wrong kind of page.
+/// the wrong kind of page (a centroid page is neither).
 pub fn expect_page_kind(rel: Relation, block: BlockNumber, page: &PageRef<'_>, vector: bool) {
     let unused = PageOpaque::decode(page.special()).map_or(0, |o| o.unused);
-    if is_vector_page(unused) != vector {
-        let (found, wanted) = if vector {
-            ("graph", "vector")
-        } else {
-            ("vector", "graph")
-        };
+    let found = if is_vector_page(unused) {
+        "vector"
+    } else if is_centroid_page(unused) {
+        "centroid"
+    } else {
+        "graph"
+    };
+    let wanted = if vector { "vector" } else { "graph" };
+    if found != wanted {
         pgrx::ereport!(
             ERROR,
             pgrx::PgSqlErrorCode::ERRCODE_INDEX_CORRUPTED,

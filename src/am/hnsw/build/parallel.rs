@@ -32,7 +32,9 @@
 //! vectors back from the files.
 
 use crate::am::hnsw::build::params::BuildParams;
-use crate::am::hnsw::build::quantized::{code_kind, fix_quantizer, row_value, scan_rows, Rows};
+use crate::am::hnsw::build::quantized::{
+    code_kind, fix_quantizer, row_value, scan_rows, vector_size, Rows,
+};
 use crate::am::hnsw::build::shared_rows::{rows_file, QuantizedChunk, FILES, READY, ROW_BATCH};
 use crate::am::hnsw::build::sink::{GraphSink, NoLongerFits, Room};
 use crate::am::hnsw::build::table::Table;
@@ -265,7 +267,8 @@ unsafe fn share(
     let reltuples = scanned.reltuples;
     drop(scanned);
     if leader {
-        publish_quantizer(support, checked, bits, rows, segment.participants);
+        let files = segment.files.expect("a quantized build's files");
+        publish_quantizer(support, checked, bits, rows, files, segment.participants);
     }
     rows.wait_for(READY);
     let inserted = insert_rows(rel, support, checked, bits, segment, leader);
@@ -279,13 +282,19 @@ fn publish_quantizer(
     checked: &BuildParams,
     bits: u8,
     rows: &QuantizedChunk,
+    files: &SharedFiles,
     participants: u32,
 ) {
     let (count, sum) = rows.wait_scanned(participants);
     // The table is read before any row is inserted: the rows to insert are known.
     report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_TOTAL, count as i64);
     let mut levels = Levels::seeded_by_session_random();
-    let quantizer = fix_quantizer(support, checked, bits, &sum, count, &mut levels);
+    let (dense, _) = code_kind(support, bits);
+    let mut written = Rows::written(
+        rows.open_rows(files),
+        vector_size(dense, checked.dimensions),
+    );
+    let quantizer = fix_quantizer(support, checked, bits, &sum, &mut written, &mut levels);
     rows.publish(&quantizer);
 }
 
@@ -471,8 +480,10 @@ pub unsafe fn build(
         // SAFETY: per the contract.
         let (reltuples, indexed) = unsafe { share(rel, support, checked, table, &segment, true) };
         parallel.shared().finish_share(reltuples, indexed);
-    } else if let (Some(bits), Some(rows)) = (checked.quantization, rows) {
-        publish_quantizer(support, checked, bits, rows, segment.participants);
+    } else if let (Some(bits), Some(rows), Some(files)) =
+        (checked.quantization, rows, files.as_ref())
+    {
+        publish_quantizer(support, checked, bits, rows, files, segment.participants);
     }
     // SAFETY: the graph's chunk, initialized by begin, mapped until `parallel` is dropped.
     let header = unsafe { &*segment.graph.cast::<GraphHeader>() };

@@ -4,9 +4,10 @@
 //!    cosine operator classes) goes to a temporary file with its heap TID ([`Rows`]), and is
 //!    added to a running sum. In a parallel build each participant reads a share into a file of
 //!    its own.
-//! 2. The quantizer is fixed ([`fix_quantizer`]): the centroid is the mean, the rotation's seed
-//!    one draw of the session's `random()` (after `setseed()` a build is repeatable), the width
-//!    the option's.
+//! 2. The quantizer is fixed ([`fix_quantizer`]): the rotation's seed is one draw of the
+//!    session's `random()` (after `setseed()` a build is repeatable), the width the option's,
+//!    and the region centroids come from k-means on a sample of the rows
+//!    ([`vector_rabitq::fit`]); the metapage keeps the mean too.
 //! 3. The rows are read back in order and inserted as their code records ([`row_value`]): codes
 //!    and links only, a fraction of what a graph of vectors takes. Past `maintenance_work_mem`
 //!    the rest go into the pages ([`super::sink`]), as `aminsert` would put them.
@@ -26,8 +27,17 @@ use crate::storage::temp_file::TempFile;
 use crate::storage::{ItemPointer, Relation};
 use crate::stores::hnsw::build_pages::VectorOutput;
 use pgrx::pg_sys;
-use vector_formats::hnsw_codes::{CodeMetric, CodeRecord, QuantizerMeta, NO_VECTOR_PAGE};
+use vector_formats::hnsw_codes::{
+    CodeMetric, CodeRecord, QuantizerMeta, RegionsMeta, NO_VECTOR_PAGE,
+};
+use vector_formats::page::INVALID_BLOCK_NUMBER;
 use vector_rabitq::code_bytes;
+use vector_rabitq::fit::{fit_centroids, region_count, sample_rows, FitError, SplitMix};
+
+/// Mixed into the rotation's seed for the region sample's generator.
+const REGION_SEED: u64 = 0x5245_4749_4f4e_5321;
+/// The most bytes of sampled rows k-means learns the regions from.
+const MAX_SAMPLE_BYTES: usize = 64 << 20;
 
 /// Bytes before the vector in a row of the temporary file: the heap TID, padded.
 const ROW_HEADER: usize = 8;
@@ -210,35 +220,81 @@ pub unsafe fn scan_rows(
     }
 }
 
-/// The quantizer of `count` rows whose values sum to `sum`: the mean as its centroid, the
-/// rotation's seed drawn from `levels`.
+/// The quantizer of the `count` rows of `rows`, whose values sum to `sum`: the rotation's seed
+/// drawn from `levels`, the regions fitted to a sample of the rows, the mean kept too.
 pub fn fix_quantizer(
     support: &Support,
     checked: &BuildParams,
     bits: u8,
     sum: &[f64],
-    count: u64,
+    rows: &mut Rows,
     levels: &mut Levels,
 ) -> QuantizerMeta {
     let (dense, metric) = code_kind(support, bits);
+    let count = rows.count();
     let n = count.max(1) as f64;
     let centroid: Vec<f32> = sum.iter().map(|s| (s / n) as f32).collect();
+    let seed = levels.draw_seed();
+    let vector_size = vector_size(dense, checked.dimensions);
+    let centroids = fit_regions(rows, dense, &centroid, vector_size, seed);
     QuantizerMeta {
         bits,
         metric,
-        seed: levels.draw_seed(),
+        seed,
         vector_insert_page: NO_VECTOR_PAGE,
-        vector_size: vector_size(dense, checked.dimensions) as u32,
+        vector_size: vector_size as u32,
         centroid: QuantizerMeta::stored_centroid(&centroid),
+        regions: Some(RegionsMeta {
+            count: (centroids.len() / centroid.len().max(1)) as u32,
+            first_page: INVALID_BLOCK_NUMBER,
+            centroids: QuantizerMeta::stored_centroid(&centroids),
+        }),
+    }
+}
+
+/// The region centroids of a build: k-means on a uniform sample of the rows, one region per
+/// [`vector_rabitq::fit::ROWS_PER_REGION`] rows; `mean` alone for a table too small for two.
+fn fit_regions(
+    rows: &mut Rows,
+    dense: Dense,
+    mean: &[f32],
+    vector_size: usize,
+    seed: u64,
+) -> Vec<f32> {
+    let dims = mean.len();
+    let k = region_count(rows.count());
+    if k == 1 || dims == 0 {
+        return mean.to_vec();
+    }
+    let mut random = SplitMix::new(seed ^ REGION_SEED);
+    let want = (k * vector_rabitq::fit::SAMPLES_PER_REGION)
+        .min(MAX_SAMPLE_BYTES / (4 * dims))
+        .max(k);
+    let picks = sample_rows(rows.count(), want, &mut random);
+    let mut value = vec![0u8; vector_size];
+    let samples: Vec<Vec<f32>> = picks
+        .iter()
+        .map(|&row| {
+            rows.read(row, &mut value);
+            dense_floats(dense, &value)
+                .unwrap_or_else(|| pgrx::error!("hnsw build: row {row} is not a vector"))
+        })
+        .collect();
+    let interrupt = || {
+        pgrx::check_for_interrupts!();
+    };
+    match fit_centroids(&samples, dims, k, &mut random, interrupt) {
+        Ok(centroids) => centroids,
+        Err(FitError::OutOfMemory(bytes)) => {
+            crate::out_of_memory::raise(bytes, "the hnsw build's regions")
+        }
+        Err(FitError::NotFinite) => pgrx::error!("hnsw build: a region centroid is not finite"),
     }
 }
 
 /// Bytes of the code record the index stores for each element.
 pub fn stored_record_size(quantizer: &QuantizerMeta) -> usize {
-    CodeRecord::size(code_bytes(
-        quantizer.centroid.len(),
-        u32::from(quantizer.bits),
-    ))
+    CodeRecord::size(code_bytes(quantizer.dims(), u32::from(quantizer.bits)))
 }
 
 /// The value a build inserts for row `n` of the file: the vector, with its code record naming

@@ -54,8 +54,16 @@ pub unsafe fn build(
             std::ptr::null_mut(),
         )
     };
+    let mut scanned = scanned;
     let count = scanned.rows.count();
-    let quantizer = fix_quantizer(support, checked, bits, &scanned.sum, count, &mut levels);
+    let quantizer = fix_quantizer(
+        support,
+        checked,
+        bits,
+        &scanned.sum,
+        &mut scanned.rows,
+        &mut levels,
+    );
     // The table is read before any row is inserted: the rows to insert are known.
     report_progress(pg_sys::PROGRESS_CREATEIDX_TUPLES_TOTAL, count as i64);
     let (dense, _) = code_kind(support, bits);

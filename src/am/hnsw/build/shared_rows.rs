@@ -8,6 +8,7 @@ use crate::storage::temp_file::{SharedFiles, TempFile};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use vector_formats::hnsw_codes::QuantizerMeta;
+use vector_rabitq::fit::MAX_BUILD_REGIONS;
 
 /// Rows a participant takes from the files at a time.
 pub const ROW_BATCH: u64 = 64;
@@ -35,7 +36,7 @@ pub fn rows_file(slot: u32) -> std::ffi::CString {
 /// next, and the quantizer. The struct is followed by the quantizer, encoded as the metapage
 /// holds it ([`QuantizerMeta::encode`]), then one `RowSlot` per participant (the leader's 0,
 /// worker k's k + 1), then each participant's per-dimension sum of its rows (`dims` doubles
-/// each).
+/// each), then room for the region centroids ([`MAX_BUILD_REGIONS`] rows of `dims` floats).
 #[repr(C)]
 pub struct QuantizedChunk {
     files: pg_sys::SharedFileSet,
@@ -68,8 +69,18 @@ impl QuantizedChunk {
         maxalign(Self::slots_offset(dims) + slots * size_of::<RowSlot>())
     }
 
+    fn centroids_offset(dims: usize, slots: usize) -> usize {
+        maxalign(Self::sums_offset(dims, slots) + slots * dims * 8)
+    }
+
     pub fn size(dims: usize, slots: usize) -> usize {
-        Self::sums_offset(dims, slots) + slots * dims * 8
+        Self::centroids_offset(dims, slots) + MAX_BUILD_REGIONS * dims * 4
+    }
+
+    fn centroids_ptr(&self) -> *mut f32 {
+        let offset = Self::centroids_offset(self.dims as usize, self.slots as usize);
+        // SAFETY: the centroids' room ends the chunk (`size`).
+        unsafe { self.base().add(offset).cast::<f32>() }
     }
 
     /// Writes an empty chunk for `dims` dimensions and `slots` participants at `at`.
@@ -176,6 +187,19 @@ impl QuantizedChunk {
         // after loading READY (release/acquire). They fit (`size`).
         let bytes = unsafe { std::slice::from_raw_parts_mut(self.quantizer_bytes(), len) };
         quantizer.encode(bytes);
+        let centroids = quantizer.region_centroids();
+        assert!(
+            centroids.len() <= MAX_BUILD_REGIONS * self.dims as usize,
+            "more regions than a build makes"
+        );
+        // SAFETY: as above, written before READY; the room holds MAX_BUILD_REGIONS rows.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                centroids.as_ptr(),
+                self.centroids_ptr(),
+                centroids.len(),
+            );
+        }
         self.state.store(READY, Ordering::Release);
     }
 
@@ -199,7 +223,19 @@ impl QuantizedChunk {
         let len = QuantizerMeta::contents_len(self.dims as usize);
         // SAFETY: read after wait_for(READY), when the leader has written them (`publish`).
         let bytes = unsafe { std::slice::from_raw_parts(self.quantizer_bytes(), len) };
-        QuantizerMeta::decode(bytes).unwrap_or_else(|e| pgrx::error!("hnsw build: {e}"))
+        let mut meta =
+            QuantizerMeta::decode(bytes).unwrap_or_else(|e| pgrx::error!("hnsw build: {e}"));
+        if let Some(regions) = meta.regions.as_mut() {
+            let values = regions.count as usize * self.dims as usize;
+            assert!(
+                values <= MAX_BUILD_REGIONS * self.dims as usize,
+                "too many regions"
+            );
+            // SAFETY: as above; `publish` wrote this many values into the room.
+            let centroids = unsafe { std::slice::from_raw_parts(self.centroids_ptr(), values) };
+            regions.centroids = centroids.to_vec();
+        }
+        meta
     }
 
     pub fn files_ptr(&self) -> *mut u8 {

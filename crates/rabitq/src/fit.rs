@@ -1,0 +1,199 @@
+//! Choosing the regions of a build: how many, which rows to learn them from, and their
+//! centroids (k-means on those rows).
+//!
+//! A code's error grows with its vector's distance to the centroid it is taken around, so the
+//! centroids are the means of the table's clusters: plain Euclidean k-means (the mean is what
+//! minimizes the summed squared distance), for every metric, on a uniform sample of the rows.
+
+use vector_ivf::{kmeans, Random, Space};
+
+/// Rows per region a build aims at.
+pub const ROWS_PER_REGION: u64 = 2_000;
+/// The most regions a build makes: a query prepares itself once per region it meets.
+pub const MAX_BUILD_REGIONS: usize = 256;
+/// Sample rows per region k-means learns from.
+pub const SAMPLES_PER_REGION: usize = 64;
+
+/// The regions a build of `rows` rows makes: one per [`ROWS_PER_REGION`] rows, at least one
+/// and at most [`MAX_BUILD_REGIONS`].
+pub fn region_count(rows: u64) -> usize {
+    (rows / ROWS_PER_REGION).clamp(1, MAX_BUILD_REGIONS as u64) as usize
+}
+
+/// A small deterministic generator (splitmix64): a build's sample and k-means follow from its
+/// rotation seed, so a build after `setseed()` is repeatable.
+#[derive(Clone, Debug)]
+pub struct SplitMix(u64);
+
+impl SplitMix {
+    pub fn new(seed: u64) -> Self {
+        SplitMix(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+impl Random for SplitMix {
+    fn double(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn uint32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+}
+
+/// `want` distinct row numbers below `rows`, ascending, uniformly drawn (all rows when there
+/// are no more than `want`).
+pub fn sample_rows(rows: u64, want: usize, random: &mut SplitMix) -> Vec<u64> {
+    if rows <= want as u64 {
+        return (0..rows).collect();
+    }
+    // Floyd's algorithm: `want` draws, each distinct.
+    let mut chosen = std::collections::BTreeSet::new();
+    for j in rows - want as u64..rows {
+        let t = random.next_u64() % (j + 1);
+        if !chosen.insert(t) {
+            chosen.insert(j);
+        }
+    }
+    chosen.into_iter().collect()
+}
+
+/// Euclidean space over `f32` rows, for k-means.
+struct Euclidean {
+    dims: usize,
+}
+
+impl Space for Euclidean {
+    type Point = Vec<f32>;
+
+    fn dimensions(&self) -> usize {
+        self.dims
+    }
+
+    fn distance(&self, a: &Vec<f32>, b: &Vec<f32>) -> f64 {
+        vector_distance::f32::l2_distance(a, b)
+    }
+
+    fn spherical(&self) -> bool {
+        false
+    }
+
+    fn normalize(&self, point: &Vec<f32>) -> Vec<f32> {
+        point.clone()
+    }
+
+    fn add_to(&self, point: &Vec<f32>, sums: &mut [f32]) {
+        for (s, v) in sums.iter_mut().zip(point) {
+            *s += v;
+        }
+    }
+
+    fn point_from(&self, x: &[f32]) -> Vec<f32> {
+        x.to_vec()
+    }
+
+    fn center_norm(&self, _: &Vec<f32>) -> Option<f64> {
+        None
+    }
+}
+
+/// Why no centroids came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FitError {
+    /// An allocation of this many bytes failed.
+    OutOfMemory(usize),
+    /// A centroid came out with a non-finite element (a sample had one).
+    NotFinite,
+}
+
+/// `k` centroids (row-major, `k · dims` values) for `samples` (rows of `dims` values, at least
+/// one): k-means++ seeding, then Elkan's k-means. Fewer distinct samples than `k` give
+/// duplicate centroids, which cost nothing but their rows. `interrupt` runs once per
+/// iteration.
+pub fn fit_centroids(
+    samples: &[Vec<f32>],
+    dims: usize,
+    k: usize,
+    random: &mut SplitMix,
+    interrupt: impl FnMut(),
+) -> Result<Vec<f32>, FitError> {
+    assert!(
+        !samples.is_empty() && k >= 1,
+        "k-means needs samples and k ≥ 1"
+    );
+    let space = Euclidean { dims };
+    let centers = match kmeans::centers(&space, samples, k, random, interrupt) {
+        Ok(c) => c,
+        Err(kmeans::CenterError::OutOfMemory(bytes)) => return Err(FitError::OutOfMemory(bytes)),
+        Err(_) => return Err(FitError::NotFinite),
+    };
+    Ok(centers.concat())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn region_count_follows_the_rows() {
+        assert_eq!(region_count(0), 1);
+        assert_eq!(region_count(3_999), 1);
+        assert_eq!(region_count(100_000), 50);
+        assert_eq!(region_count(10_000_000), MAX_BUILD_REGIONS);
+    }
+
+    #[test]
+    fn samples_are_distinct_and_in_range() {
+        let mut random = SplitMix::new(7);
+        let rows = sample_rows(1_000, 100, &mut random);
+        assert_eq!(rows.len(), 100);
+        assert!(rows.windows(2).all(|w| w[0] < w[1]));
+        assert!(rows.iter().all(|&r| r < 1_000));
+        assert_eq!(sample_rows(5, 100, &mut random), vec![0, 1, 2, 3, 4]);
+        // Spread over the rows, not bunched at one end.
+        let many = sample_rows(1_000_000, 10_000, &mut random);
+        let low = many.iter().filter(|&&r| r < 500_000).count();
+        assert!((4_500..5_500).contains(&low), "{low}");
+    }
+
+    #[test]
+    fn centroids_find_the_clusters() {
+        // 8 far-apart clusters in 16 dimensions: each fitted centroid lies near one centre, and
+        // every centre gets one.
+        let (dims, clusters) = (16, 8);
+        let mut random = SplitMix::new(3);
+        let centres: Vec<Vec<f32>> = (0..clusters)
+            .map(|c| (0..dims).map(|i| if i == c { 10.0 } else { 0.0 }).collect())
+            .collect();
+        let samples: Vec<Vec<f32>> = (0..800)
+            .map(|j| {
+                let c = &centres[j % clusters];
+                c.iter()
+                    .map(|&v| v + (random.double() as f32 - 0.5) * 0.5)
+                    .collect()
+            })
+            .collect();
+        let fitted = fit_centroids(&samples, dims, clusters, &mut random, || {}).unwrap();
+        assert_eq!(fitted.len(), clusters * dims);
+        let mut seen = vec![false; clusters];
+        for row in fitted.chunks_exact(dims) {
+            let (best, d) = centres
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (i, vector_distance::f32::l2_distance(row, c)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap();
+            assert!(d < 0.5, "a centroid {d} from its cluster's centre");
+            seen[best] = true;
+        }
+        assert!(seen.iter().all(|&s| s), "every cluster has a centroid");
+    }
+}
