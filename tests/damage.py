@@ -31,6 +31,7 @@ QUANTIZED_KINDS = [
     "q_vector_type", "q_vector_length", "q_vector_dims", "q_vector_free", "q_vector_value",
     "q_record_hash", "q_record_length", "q_record_vector_graph", "q_record_vector_other",
     "q_record_vector_bad", "q_meta_vector_insert_graph", "q_graph_next_vector",
+    "q_centroid_unmark", "q_meta_regions", "q_meta_centroid_page", "q_record_region",
 ]
 # Structural kinds the verifier is known to miss (tests/corrupt_pages.sh reports them as known
 # gaps instead of failing; see its DAMAGE_KNOWN_GAPS).
@@ -135,7 +136,11 @@ def damage_quantized(kind, pages, rng):
     vsize = struct.unpack_from("<I", meta, q + 16)[0]
     code_bytes = bits * 8 * ((dims + 63) // 64)
     vector_pages = [b for b in range(1, n) if spare(pages[b]) == 1]
+    centroid_pages = [b for b in range(1, n) if spare(pages[b]) == 2]
     graph = [b for b in range(1, n) if spare(pages[b]) == 0]
+    # Format 2: the region count and first centroid page follow the centroid.
+    regions_at = 24 + ((32 + 24 + 2 * dims + 3) & ~3)
+    regions = struct.unpack_from("<I", meta, regions_at)[0] if struct.unpack_from("<H", meta, q)[0] == 2 else 1
     elements = [e for e in tuples(pages, 1) if pages[e[0]][e[2] + 2] == 0]
     slots = [(b, o, off) for b in vector_pages for (o, off, _) in items(pages[b])]
     # The vector slot each live element names.
@@ -204,6 +209,16 @@ def damage_quantized(kind, pages, rng):
         target = rng.choice(vector_pages)
         set_next(pages[b], target)
         return f"{kind} graph block {b} -> {target}"
+    elif kind == "q_centroid_unmark":
+        b = rng.choice(centroid_pages)
+        struct.pack_into("<H", pages[b], BLCKSZ - 4, 0)
+        return f"{kind} block {b}"
+    elif kind == "q_meta_regions":
+        struct.pack_into("<I", meta, regions_at, rng.choice([0, regions + 1, regions + 7, 5000]))
+    elif kind == "q_meta_centroid_page":
+        target = rng.choice([rng.choice(graph), rng.choice(vector_pages), n + rng.randrange(0, 100)])
+        struct.pack_into("<I", meta, regions_at + 4, target)
+        return f"{kind} -> {target}"
     elif kind == "q_vector_page_unmark":
         b = rng.choice(vector_pages)
         struct.pack_into("<H", pages[b], BLCKSZ - 4, 0)
@@ -242,6 +257,8 @@ def damage_quantized(kind, pages, rng):
             if kind == "q_record_hash":
                 h = struct.unpack_from("<I", pages[b], rec + 28)[0]
                 struct.pack_into("<I", pages[b], rec + 28, h ^ (1 << rng.randrange(32)))
+            elif kind == "q_record_region":
+                struct.pack_into("<I", pages[b], rec + 36, regions + rng.randrange(0, 1000))
             elif kind == "q_record_length":
                 new = rng.choice([40 + code_bytes - 8, 40 + code_bytes + 8, 40, 36])
                 struct.pack_into("<I", pages[b], rec, new << 2)

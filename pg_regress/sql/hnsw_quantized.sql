@@ -205,5 +205,41 @@ SET hnsw.ef_search = 100;
 SELECT id FROM u ORDER BY v <-> (SELECT v FROM u WHERE id = 1234) LIMIT 3;
 DROP TABLE u;
 
+-- Regions: codes are taken around the nearest of one centroid per 2,000 rows (k-means on a
+-- sample). 9,000 rows in 8 clusters: 4 regions, on centroid pages (format 2).
+SELECT setseed(0.5);
+CREATE TABLE rg (id int, v vector(8));
+INSERT INTO rg SELECT i, (SELECT array_agg((i % 8 = j - 1)::int * 4 + random() * 0.5)
+  FROM generate_series(1, 8) j) FROM generate_series(1, 9000) i;
+CREATE TABLE rg_queries AS SELECT id, v FROM rg WHERE id % 1000 = 7;
+CREATE FUNCTION rg_exact_matches() RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM rg_queries q
+  WHERE array(SELECT id FROM rg ORDER BY v <-> q.v, id LIMIT 10)
+      = array(SELECT id FROM rg ORDER BY v <-> q.v LIMIT 10) $$;
+CREATE INDEX rg_idx ON rg USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq2');
+SELECT get_byte(p, 56) AS format, get_byte(p, 96) + 256 * get_byte(p, 97) AS regions
+  FROM get_raw_page('rg_idx', 0) p;
+SELECT hnsw_index_parent_check('rg_idx', true);
+SET hnsw.ef_search = 100;
+SET enable_seqscan = off;
+SELECT rg_exact_matches() AS queries_answered_exactly, count(*) AS queries FROM rg_queries;
+-- Inserts take the nearest region; a parallel build makes the same regions' worth.
+INSERT INTO rg SELECT i, (SELECT array_agg((i % 8 = j - 1)::int * 4 + random() * 0.5)
+  FROM generate_series(1, 8) j) FROM generate_series(9001, 10000) i;
+SELECT hnsw_index_parent_check('rg_idx', true);
+SELECT rg_exact_matches() AS queries_answered_exactly;
+DROP INDEX rg_idx;
+ALTER TABLE rg SET (parallel_workers = 2);
+SET max_parallel_maintenance_workers = 2;
+CREATE INDEX rg_idx ON rg USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq4');
+RESET max_parallel_maintenance_workers;
+SELECT get_byte(p, 96) + 256 * get_byte(p, 97) AS regions FROM get_raw_page('rg_idx', 0) p;
+SELECT hnsw_index_parent_check('rg_idx', true);
+SELECT rg_exact_matches() AS queries_answered_exactly;
+RESET enable_seqscan;
+RESET hnsw.ef_search;
+DROP TABLE rg, rg_queries;
+DROP FUNCTION rg_exact_matches();
+
 DROP TABLE o CASCADE;
 DROP EXTENSION pageinspect;

@@ -11,7 +11,7 @@ checks=("$@")
   large_values cross_write ours_index_on_pgvector crash_recovery io_identical scan_lifetimes
   page_id_check chain_cycle invalid_block corrupt_pages crash_loop cancel soak standby
   parallel_build placement crash_recovery_quantized standby_quantized io_identical_quantized
-  corrupt_pages_quantized quantized_on_pgvector quantized_recall)
+  corrupt_pages_quantized quantized_on_pgvector quantized_recall quantized_format1)
 passed=0 failed=0
 for c in "${checks[@]}"; do
   echo "== $c"

@@ -20,7 +20,6 @@
 
 use crate::code::{self, Factors};
 use crate::rotation::Rotation;
-use bitvec::prelude::*;
 use vector_distance::codes::{bitplane_dot, byte_dot};
 
 /// Bits per coordinate of a prepared query.
@@ -293,45 +292,29 @@ impl Quantizer {
             Metric::L2Squared => residual.norm_sq,
             Metric::NegativeInnerProduct => residual.dot_centroid,
         };
-        let low = x.iter().fold(f32::INFINITY, |m, &v| m.min(v));
-        let high = x.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        let (low, high) = min_max(x);
         let top = ((1u32 << QUERY_BITS) - 1) as f32;
         let delta = if high > low { (high - low) / top } else { 0.0 };
-        let levels: Vec<u8> = x
-            .iter()
-            .map(|&v| {
-                if delta > 0.0 {
-                    ((v - low) / delta).round().clamp(0.0, top) as u8
-                } else {
-                    0
-                }
-            })
-            .collect();
+        let levels: Vec<u8> = if delta > 0.0 {
+            // (v − low) / delta is at least 0: adding ½ and truncating rounds it, half up,
+            // without a call to `roundf` per value.
+            x.iter()
+                .map(|&v| ((v - low) / delta + 0.5).min(top) as u8)
+                .collect()
+        } else {
+            vec![0; x.len()]
+        };
         let mut packed = vec![0u8; QUERY_BITS as usize * 8 * self.words];
         match self.layout {
-            Layout::BitPlanes => {
-                let plane_bits = 64 * self.words;
-                let bits = packed.view_bits_mut::<Lsb0>();
-                for (i, &level) in levels.iter().enumerate() {
-                    for j in 0..QUERY_BITS as usize {
-                        if (level >> j) & 1 == 1 {
-                            bits.set(j * plane_bits + i, true);
-                        }
-                    }
-                }
-            }
+            Layout::BitPlanes => pack_planes(&levels, QUERY_BITS as usize, 8 * self.words, &mut packed),
             Layout::Bytes => packed[..levels.len()].copy_from_slice(&levels),
         }
         QueryCode {
             levels: packed,
             low,
             delta,
-            sum: x.iter().map(|&v| f64::from(v)).sum(),
-            norm: x
-                .iter()
-                .map(|&v| f64::from(v) * f64::from(v))
-                .sum::<f64>()
-                .sqrt(),
+            sum: sum_f64(x),
+            norm: vector_distance::f32::inner_product(x, x).max(0.0).sqrt(),
             constant,
         }
     }
@@ -460,6 +443,54 @@ impl Quantizer {
     }
 }
 
+/// The least and greatest of `x` (`(∞, −∞)` when empty), in lanes the compiler vectorizes.
+fn min_max(x: &[f32]) -> (f32, f32) {
+    const LANES: usize = 16;
+    let (mut lo, mut hi) = ([f32::INFINITY; LANES], [f32::NEG_INFINITY; LANES]);
+    let chunks = x.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for i in 0..LANES {
+            lo[i] = if chunk[i] < lo[i] { chunk[i] } else { lo[i] };
+            hi[i] = if chunk[i] > hi[i] { chunk[i] } else { hi[i] };
+        }
+    }
+    let fold = |acc: (f32, f32), v: (f32, f32)| (acc.0.min(v.0), acc.1.max(v.1));
+    let lanes = lo.iter().zip(&hi).map(|(&l, &h)| (l, h));
+    let tail = rest.iter().map(|&v| (v, v));
+    lanes.chain(tail).fold((f32::INFINITY, f32::NEG_INFINITY), fold)
+}
+
+/// `Σ x` in `f64`, in lanes the compiler vectorizes.
+fn sum_f64(x: &[f32]) -> f64 {
+    const LANES: usize = 8;
+    let mut acc = [0f64; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for i in 0..LANES {
+            acc[i] += f64::from(chunk[i]);
+        }
+    }
+    acc.iter().sum::<f64>() + rest.iter().map(|&v| f64::from(v)).sum::<f64>()
+}
+
+/// Bit `j` of each level into plane `j` (`plane_bytes` each, little-endian bit order: level `i`
+/// is bit `i % 8` of byte `i / 8`), a 64-bit word at a time: a scan prepares its query once per
+/// region it meets.
+fn pack_planes(levels: &[u8], bits: usize, plane_bytes: usize, out: &mut [u8]) {
+    for (w, chunk) in levels.chunks(64).enumerate() {
+        for j in 0..bits {
+            let mut word = 0u64;
+            for (i, &level) in chunk.iter().enumerate() {
+                word |= u64::from((level >> j) & 1) << i;
+            }
+            let at = j * plane_bytes + 8 * w;
+            out[at..at + 8].copy_from_slice(&word.to_le_bytes());
+        }
+    }
+}
+
 impl Residual {
     /// A residual computed elsewhere (around another centroid, or from a rotated query minus
     /// a rotated centroid); the fields mean what [`Quantizer::residual`] makes them mean.
@@ -486,6 +517,31 @@ impl Residual {
         Residual {
             rotated,
             ..self.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn planes_hold_each_level_bit() {
+        // 130 levels: two whole words and a partial third per plane.
+        let levels: Vec<u8> = (0..130u32).map(|i| (i * 37 % 256) as u8).collect();
+        let plane_bytes = 8 * 3;
+        let mut out = vec![0u8; 8 * plane_bytes];
+        pack_planes(&levels, 8, plane_bytes, &mut out);
+        for (i, &level) in levels.iter().enumerate() {
+            for j in 0..8 {
+                let byte = out[j * plane_bytes + i / 8];
+                assert_eq!((byte >> (i % 8)) & 1, (level >> j) & 1, "level {i} bit {j}");
+            }
+        }
+        // Nothing past the levels.
+        for j in 0..8 {
+            assert_eq!(out[j * plane_bytes + 130 / 8] >> (130 % 8), 0);
+            assert!(out[j * plane_bytes + 17..(j + 1) * plane_bytes].iter().all(|&b| b == 0));
         }
     }
 }

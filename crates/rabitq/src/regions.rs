@@ -46,7 +46,13 @@ pub struct Regions {
     norms_sq: Vec<f64>,
     /// `Σᵢ (P c_k)ᵢ`: the `−h Σ wᵢ` part of `⟨y, w⟩` for the pair estimates' `w`.
     rotated_sums: Vec<f64>,
+    /// `(⟨c_a, c_b⟩, ‖c_a − c_b‖²)` of every pair of regions, `a · K + b`, when `K` is at most
+    /// [`PAIR_TABLE_REGIONS`] (else computed per pair).
+    pairs: Vec<(f64, f64)>,
 }
+
+/// The most regions whose centroid pairs [`Regions`] tabulates (`K²` entries).
+const PAIR_TABLE_REGIONS: usize = 256;
 
 /// A query prepared for [`Regions`]: rotated once, and prepared for each region on first use.
 ///
@@ -109,6 +115,15 @@ impl Regions {
             .chunks_exact(dims)
             .map(|c| c.iter().map(|&v| f64::from(v)).sum())
             .collect();
+        let mut pairs = Vec::new();
+        if count > 1 && count <= PAIR_TABLE_REGIONS {
+            pairs.reserve_exact(count * count);
+            for a in centroids.chunks_exact(dims) {
+                for b in centroids.chunks_exact(dims) {
+                    pairs.push(centroid_pair(a, b));
+                }
+            }
+        }
         Regions {
             quantizer,
             count,
@@ -116,6 +131,7 @@ impl Regions {
             rotated,
             norms_sq,
             rotated_sums,
+            pairs,
         }
     }
 
@@ -341,13 +357,10 @@ impl Regions {
             // `Quantizer::pair_distance`'s expression, with `‖c_k‖²` from here.
             return -(self.norms_sq[ka as usize] + (cd_a + cd_b) + ee);
         }
-        let (ca, cb) = (self.centroid(ka), self.centroid(kb));
-        let (mut cc, mut delta_sq) = (0f64, 0f64);
-        for (&x, &y) in ca.iter().zip(cb) {
-            let (x, y) = (f64::from(x), f64::from(y));
-            cc += x * y;
-            delta_sq += (x - y) * (x - y);
-        }
+        let (cc, delta_sq) = match self.pairs.get(ka as usize * self.count + kb as usize) {
+            Some(&pair) => pair,
+            None => centroid_pair(self.centroid(ka), self.centroid(kb)),
+        };
         let (ea_cb, eb_ca) = self.cross_dots((ka, a.1, a.2), (kb, b.1, b.2), cc);
         match self.metric() {
             Metric::L2Squared => {
@@ -390,13 +403,36 @@ impl Regions {
     fn level_dots(&self, code: &[u8], w: &[f32], v: &[f32]) -> (f64, f64) {
         let dims = self.dims();
         match self.layout() {
-            Layout::Bytes => code[..dims].iter().zip(w.iter().zip(v)).fold(
-                (0.0, 0.0),
-                |(sw, sv), (&u, (&w, &v))| {
-                    let u = f64::from(u);
-                    (sw + u * f64::from(w), sv + u * f64::from(v))
-                },
-            ),
+            Layout::Bytes => {
+                // Sixteen `f32` lanes each, which the compiler vectorizes: a build calls this
+                // for every pair of neighbors in different regions.
+                const LANES: usize = 16;
+                let (code, w, v) = (&code[..dims], &w[..dims], &v[..dims]);
+                let (mut lw, mut lv) = ([0f32; LANES], [0f32; LANES]);
+                let whole = dims - dims % LANES;
+                for ((u, w), v) in code[..whole]
+                    .chunks_exact(LANES)
+                    .zip(w[..whole].chunks_exact(LANES))
+                    .zip(v[..whole].chunks_exact(LANES))
+                {
+                    for i in 0..LANES {
+                        let u = f32::from(u[i]);
+                        lw[i] += u * w[i];
+                        lv[i] += u * v[i];
+                    }
+                }
+                let (mut sw, mut sv) = (0f64, 0f64);
+                for i in 0..LANES {
+                    sw += f64::from(lw[i]);
+                    sv += f64::from(lv[i]);
+                }
+                for i in whole..dims {
+                    let u = f64::from(code[i]);
+                    sw += u * f64::from(w[i]);
+                    sv += u * f64::from(v[i]);
+                }
+                (sw, sv)
+            }
             Layout::BitPlanes => {
                 let plane_bytes = 8 * self.quantizer.words();
                 let (mut sw, mut sv) = (0f64, 0f64);
@@ -428,6 +464,17 @@ impl Regions {
     pub fn exact_distance(&self, a: &[f32], b: &[f32]) -> f64 {
         self.quantizer.exact_distance(a, b)
     }
+}
+
+/// `(⟨a, b⟩, ‖a − b‖²)` of two centroids.
+fn centroid_pair(a: &[f32], b: &[f32]) -> (f64, f64) {
+    let (mut cc, mut delta_sq) = (0f64, 0f64);
+    for (&x, &y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(x), f64::from(y));
+        cc += x * y;
+        delta_sq += (x - y) * (x - y);
+    }
+    (cc, delta_sq)
 }
 
 #[cfg(test)]
