@@ -50,7 +50,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--n", type=int, default=100000, help="table rows (the first n)")
     p.add_argument("--queries", type=int, default=300, help="queries (the rows after the table)")
     p.add_argument("--opclass", default="vector_cosine_ops")
-    p.add_argument("--quantization", default="none,rabitq1,rabitq2,rabitq4,rabitq8")
+    p.add_argument("--quantization", default="none,rabitq1,rabitq2,rabitq4,rabitq8",
+                   help="widths to build; WIDTH:K sets the regions option to K")
     p.add_argument("--ef", default="20,40,80,160")
     p.add_argument("--rerank", default="0,10,20", help="hnsw.rerank_candidates values (0: ef_search)")
     p.add_argument("--workdir", type=Path, default=Path("/work/bench-work/recall"))
@@ -126,7 +127,10 @@ def main(argv: list[str]) -> int:
         log(f"building {q}")
         t0 = time.time()
         # 'none' leaves the option out, so that pgvector's library (--install) can build it.
-        option = "" if q == "none" else f", quantization = '{q}'"
+        width, _, regions = q.partition(":")
+        option = "" if q == "none" else f", quantization = '{width}'"
+        if regions:
+            option += f", regions = {regions}"
         srv.psql(f"SELECT setseed({a.seed}); CREATE INDEX items_idx ON items USING hnsw (embedding {a.opclass})"
                  f" WITH (m = 16, ef_construction = 64{option})", db=db)
         build = time.time() - t0

@@ -306,7 +306,9 @@ impl Quantizer {
         };
         let mut packed = vec![0u8; QUERY_BITS as usize * 8 * self.words];
         match self.layout {
-            Layout::BitPlanes => pack_planes(&levels, QUERY_BITS as usize, 8 * self.words, &mut packed),
+            Layout::BitPlanes => {
+                pack_planes(&levels, QUERY_BITS as usize, 8 * self.words, &mut packed)
+            }
             Layout::Bytes => packed[..levels.len()].copy_from_slice(&levels),
         }
         QueryCode {
@@ -458,7 +460,9 @@ fn min_max(x: &[f32]) -> (f32, f32) {
     let fold = |acc: (f32, f32), v: (f32, f32)| (acc.0.min(v.0), acc.1.max(v.1));
     let lanes = lo.iter().zip(&hi).map(|(&l, &h)| (l, h));
     let tail = rest.iter().map(|&v| (v, v));
-    lanes.chain(tail).fold((f32::INFINITY, f32::NEG_INFINITY), fold)
+    lanes
+        .chain(tail)
+        .fold((f32::INFINITY, f32::NEG_INFINITY), fold)
 }
 
 /// `Σ x` in `f64`, in lanes the compiler vectorizes.
@@ -541,7 +545,9 @@ mod tests {
         // Nothing past the levels.
         for j in 0..8 {
             assert_eq!(out[j * plane_bytes + 130 / 8] >> (130 % 8), 0);
-            assert!(out[j * plane_bytes + 17..(j + 1) * plane_bytes].iter().all(|&b| b == 0));
+            assert!(out[j * plane_bytes + 17..(j + 1) * plane_bytes]
+                .iter()
+                .all(|&b| b == 0));
         }
     }
 }

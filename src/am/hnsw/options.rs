@@ -140,9 +140,11 @@ pub struct HnswOptions {
     pub ef_construction: c_int,
     /// Bits per coordinate of the codes of a quantized index, 0 for pgvector's format.
     pub quantization: c_int,
+    /// Regions of a quantized build, 0 for one per 2,000 rows.
+    pub regions: c_int,
 }
 
-static RELOPT_TABLE: StaticTable<[pg_sys::relopt_parse_elt; 3]> = StaticTable([
+static RELOPT_TABLE: StaticTable<[pg_sys::relopt_parse_elt; 4]> = StaticTable([
     int_option(c"m", std::mem::offset_of!(HnswOptions, m)),
     int_option(
         c"ef_construction",
@@ -152,6 +154,7 @@ static RELOPT_TABLE: StaticTable<[pg_sys::relopt_parse_elt; 3]> = StaticTable([
         c"quantization",
         std::mem::offset_of!(HnswOptions, quantization),
     ),
+    int_option(c"regions", std::mem::offset_of!(HnswOptions, regions)),
 ]);
 
 /// Registers the reloptions and settings (pgvector's `HnswInit`, less the build's lock
@@ -190,6 +193,16 @@ pub fn init() {
             0,
             c"Valid values are \"none\", \"rabitq1\", \"rabitq2\", \"rabitq4\" and \"rabitq8\"."
                 .as_ptr(),
+            lock,
+        );
+        pg_sys::add_int_reloption(
+            kind as pg_sys::bits32,
+            c"regions".as_ptr(),
+            c"Centroids the codes of a quantized index are taken around (0: one per 2000 rows)"
+                .as_ptr(),
+            0,
+            0,
+            vector_rabitq::fit::MAX_BUILD_REGIONS as c_int,
             lock,
         );
 
@@ -413,6 +426,14 @@ pub fn quantization(rel: Relation) -> Option<u8> {
         .map(|bits| bits as u8)
 }
 
+/// The `regions` option: the regions a quantized build makes, `None` for its default.
+pub fn regions(rel: Relation) -> Option<usize> {
+    index_options(rel)
+        .map(|o| o.regions)
+        .filter(|&k| k > 0)
+        .map(|k| k as usize)
+}
+
 /// `hnsw.rerank_candidates` (0: the walk's whole queue).
 pub fn rerank_candidates() -> usize {
     RERANK_CANDIDATES.get().max(0) as usize
@@ -425,6 +446,18 @@ pub fn check_build_options(m: usize, ef_construction: usize) {
             ERROR,
             pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             "ef_construction must be greater than or equal to 2 * m"
+        );
+    }
+}
+
+/// Our options' checks, after pgvector's: `regions` needs codes.
+pub fn check_quantized_options(quantization: Option<u8>, regions: Option<usize>) {
+    if quantization.is_none() && regions.is_some() {
+        pgrx::ereport!(
+            ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            "regions applies only to quantized indexes",
+            "Set quantization to rabitq1, rabitq2, rabitq4 or rabitq8, or leave regions unset."
         );
     }
 }

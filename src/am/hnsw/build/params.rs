@@ -22,6 +22,8 @@ pub struct BuildParams {
     pub graph: GraphSettings,
     /// The `quantization` option: the codes' bits, or `None` for pgvector's format.
     pub quantization: Option<u8>,
+    /// The `regions` option, `None` for one region per 2,000 rows.
+    pub regions: Option<usize>,
 }
 
 impl BuildParams {
@@ -32,6 +34,8 @@ impl BuildParams {
         let ef_construction = options::ef_construction(rel);
         options::check_build_options(m, ef_construction);
         let quantization = options::quantization(rel);
+        let regions = options::regions(rel);
+        options::check_quantized_options(quantization, regions);
         BuildParams {
             params: GraphParams { m, ef_construction },
             dimensions: dimensions as u32,
@@ -39,6 +43,7 @@ impl BuildParams {
             memory: maintenance_work_mem(),
             graph: options::graph_settings(rel),
             quantization,
+            regions,
         }
     }
 }

@@ -236,7 +236,7 @@ pub fn fix_quantizer(
     let centroid: Vec<f32> = sum.iter().map(|s| (s / n) as f32).collect();
     let seed = levels.draw_seed();
     let vector_size = vector_size(dense, checked.dimensions);
-    let centroids = fit_regions(rows, dense, &centroid, vector_size, seed);
+    let centroids = fit_regions(rows, dense, &centroid, vector_size, seed, checked.regions);
     QuantizerMeta {
         bits,
         metric,
@@ -252,17 +252,22 @@ pub fn fix_quantizer(
     }
 }
 
-/// The region centroids of a build: k-means on a uniform sample of the rows, one region per
-/// [`vector_rabitq::fit::ROWS_PER_REGION`] rows; `mean` alone for a table too small for two.
+/// The region centroids of a build: k-means on a uniform sample of the rows, `regions` of them
+/// (never more than the rows), by default one per [`vector_rabitq::fit::ROWS_PER_REGION`] rows;
+/// `mean` alone for one region.
 fn fit_regions(
     rows: &mut Rows,
     dense: Dense,
     mean: &[f32],
     vector_size: usize,
     seed: u64,
+    regions: Option<usize>,
 ) -> Vec<f32> {
     let dims = mean.len();
-    let k = region_count(rows.count());
+    let k = regions
+        .unwrap_or_else(|| region_count(rows.count()))
+        .min(rows.count() as usize)
+        .max(1);
     if k == 1 || dims == 0 {
         return mean.to_vec();
     }
