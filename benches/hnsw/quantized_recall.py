@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--queries", type=int, default=300, help="queries (the rows after the table)")
     p.add_argument("--opclass", default="vector_cosine_ops")
     p.add_argument("--quantization", default="none,rabitq1,rabitq2,rabitq4,rabitq8",
-                   help="widths to build; WIDTH:K sets the regions option to K")
+                   help="widths to build; WIDTH:K builds with hnsw.build_regions = K")
     p.add_argument("--ef", default="20,40,80,160")
     p.add_argument("--rerank", default="0,10,20", help="hnsw.rerank_candidates values (0: ef_search)")
     p.add_argument("--workdir", type=Path, default=Path("/work/bench-work/recall"))
@@ -129,9 +129,8 @@ def main(argv: list[str]) -> int:
         # 'none' leaves the option out, so that pgvector's library (--install) can build it.
         width, _, regions = q.partition(":")
         option = "" if q == "none" else f", quantization = '{width}'"
-        if regions:
-            option += f", regions = {regions}"
-        srv.psql(f"SELECT setseed({a.seed}); CREATE INDEX items_idx ON items USING hnsw (embedding {a.opclass})"
+        regions = f"SET hnsw.build_regions = {regions};" if regions else ""
+        srv.psql(f"{regions} SELECT setseed({a.seed}); CREATE INDEX items_idx ON items USING hnsw (embedding {a.opclass})"
                  f" WITH (m = 16, ef_construction = 64{option})", db=db)
         build = time.time() - t0
         inserted = 0.0

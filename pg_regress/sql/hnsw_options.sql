@@ -152,7 +152,7 @@ SHOW hnsw.ef_search;
 SELECT name, setting, unit, category, context, vartype, source,
        min_val, max_val, enumvals, boot_val, reset_val
   FROM pg_settings WHERE name LIKE 'hnsw.%'
-   AND name NOT IN ('hnsw.io_method', 'hnsw.prefetch_lookahead', 'hnsw.build_placement', 'hnsw.beam_width', 'hnsw.vacuum_repair', 'hnsw.rerank_candidates', 'hnsw.descent_ef') -- ours: see hnsw_io, hnsw_placement, hnsw_vacuum_repair, hnsw_quantized, hnsw_io_explain
+   AND name NOT IN ('hnsw.io_method', 'hnsw.prefetch_lookahead', 'hnsw.build_placement', 'hnsw.beam_width', 'hnsw.vacuum_repair', 'hnsw.rerank_candidates', 'hnsw.descent_ef', 'hnsw.build_regions') -- ours: see hnsw_io, hnsw_placement, hnsw_vacuum_repair, hnsw_quantized, hnsw_io_explain
  ORDER BY name;
 
 DROP EXTENSION pageinspect;

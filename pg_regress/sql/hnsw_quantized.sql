@@ -238,20 +238,21 @@ RESET max_parallel_maintenance_workers;
 SELECT get_byte(p, 96) + 256 * get_byte(p, 97) AS regions FROM get_raw_page('rg_idx', 0) p;
 SELECT hnsw_index_parent_check('rg_idx', true);
 SELECT rg_exact_matches() AS queries_answered_exactly;
--- The regions option: how many (never more than the rows); codes only.
+-- hnsw.build_regions: how many (never more than the rows); 0 is one per 2,000 rows.
 DROP INDEX rg_idx;
-CREATE INDEX rg_idx ON rg USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq1', regions = 8);
+SET hnsw.build_regions = 8;
+CREATE INDEX rg_idx ON rg USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq1');
 SELECT get_byte(p, 96) + 256 * get_byte(p, 97) AS regions FROM get_raw_page('rg_idx', 0) p;
 SELECT hnsw_index_parent_check('rg_idx', true);
 SELECT rg_exact_matches() AS queries_answered_exactly;
-CREATE INDEX ON rg USING hnsw (v vector_l2_ops) WITH (regions = 8);
-CREATE INDEX ON rg USING hnsw (v vector_l2_ops) WITH (quantization = 'none', regions = 2);
-CREATE INDEX ON rg USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq2', regions = 257);
-CREATE INDEX ON rg USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq2', regions = -1);
+SET hnsw.build_regions = 257;
+SET hnsw.build_regions = -1;
+SET hnsw.build_regions = 100;
 CREATE TABLE rg_few (v vector(8));
 INSERT INTO rg_few SELECT '[1,2,3,4,5,6,7,8]' FROM generate_series(1, 5);
 INSERT INTO rg_few SELECT '[0,0,0,0,0,0,0,1]' FROM generate_series(1, 55);
-CREATE INDEX rg_few_idx ON rg_few USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq4', regions = 100);
+CREATE INDEX rg_few_idx ON rg_few USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq4');
+RESET hnsw.build_regions;
 SELECT get_byte(p, 96) + 256 * get_byte(p, 97) AS regions FROM get_raw_page('rg_few_idx', 0) p;
 SELECT hnsw_index_parent_check('rg_few_idx', true);
 SELECT v, count(*) FROM (SELECT v FROM rg_few ORDER BY v <-> '[1,2,3,4,5,6,7,7]' LIMIT 7) s GROUP BY v ORDER BY v;

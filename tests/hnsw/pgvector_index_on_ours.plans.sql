@@ -10,7 +10,7 @@ SELECT name, setting, unit, category, short_desc, extra_desc, context, vartype, 
        enumvals, boot_val, reset_val
 FROM pg_settings WHERE name LIKE 'hnsw.%'
   -- ours only (read settings; pgvector has no equivalent)
-  AND name NOT IN ('hnsw.io_method', 'hnsw.prefetch_lookahead', 'hnsw.build_placement', 'hnsw.beam_width', 'hnsw.vacuum_repair', 'hnsw.rerank_candidates', 'hnsw.descent_ef')
+  AND name NOT IN ('hnsw.io_method', 'hnsw.prefetch_lookahead', 'hnsw.build_placement', 'hnsw.beam_width', 'hnsw.vacuum_repair', 'hnsw.rerank_candidates', 'hnsw.descent_ef', 'hnsw.build_regions')
 ORDER BY name;
 SET hnsw.ef_search = 0;
 SET hnsw.ef_search = 1001;

@@ -278,6 +278,13 @@ impl Quantizer {
         }
     }
 
+    /// `Σ uᵢ xᵢ` over the levels `u` of `code` (whose level sum is `code_sum`) and the vector
+    /// `x` that `prepared` quantizes: one integer dot product.
+    pub(crate) fn levels_dot(&self, code: &[u8], code_sum: u32, prepared: &QueryCode) -> f64 {
+        let dot = self.dot(code, &prepared.levels, QUERY_BITS) as f64;
+        f64::from(prepared.delta) * dot + f64::from(prepared.low) * f64::from(code_sum)
+    }
+
     /// Prepares `query` (`dims` values) for [`Self::distance`].
     pub fn prepare(&self, query: &[f32]) -> QueryCode {
         self.prepare_residual(&self.residual(query))

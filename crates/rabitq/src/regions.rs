@@ -46,6 +46,9 @@ pub struct Regions {
     norms_sq: Vec<f64>,
     /// `Σᵢ (P c_k)ᵢ`: the `−h Σ wᵢ` part of `⟨y, w⟩` for the pair estimates' `w`.
     rotated_sums: Vec<f64>,
+    /// `P c_k` quantized as a query is: `Σ uᵢ (P c_k)ᵢ` of a code's levels `u` in one integer
+    /// dot product (the pair estimates across regions).
+    rotated_codes: Vec<QueryCode>,
     /// `(⟨c_a, c_b⟩, ‖c_a − c_b‖²)` of every pair of regions, `a · K + b`, when `K` is at most
     /// [`PAIR_TABLE_REGIONS`] (else computed per pair).
     pairs: Vec<(f64, f64)>,
@@ -115,6 +118,17 @@ impl Regions {
             .chunks_exact(dims)
             .map(|c| c.iter().map(|&v| f64::from(v)).sum())
             .collect();
+        let rotated_codes = if count > 1 {
+            rotated
+                .chunks_exact(dims)
+                .map(|row| {
+                    let r = Residual::from_parts(row.to_vec(), 0.0, 0.0, 0.0, seed);
+                    quantizer.prepare_residual(&r)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut pairs = Vec::new();
         if count > 1 && count <= PAIR_TABLE_REGIONS {
             pairs.reserve_exact(count * count);
@@ -131,6 +145,7 @@ impl Regions {
             rotated,
             norms_sq,
             rotated_sums,
+            rotated_codes,
             pairs,
         }
     }
@@ -384,80 +399,22 @@ impl Regions {
         cc: f64,
     ) -> (f64, f64) {
         let (ka, kb) = (a.0 as usize, b.0 as usize);
-        let (pa, pb) = (self.row(&self.rotated, a.0), self.row(&self.rotated, b.0));
         let h = f64::from((1u32 << self.bits()) - 1) / 2.0;
         let (sum_a, sum_b) = (self.rotated_sums[ka], self.rotated_sums[kb]);
         let along = |norm_sq: f64| if norm_sq > 0.0 { cc / norm_sq } else { 0.0 };
         let (ta, tb) = (along(self.norms_sq[ka]), along(self.norms_sq[kb]));
         // s ⟨y, w⟩ with y = u − h, for w = P c_b − t_a P c_a (code a) and P c_a − t_b P c_b.
-        let (ua_a, ua_b) = self.level_dots(a.1, pa, pb);
-        let (ub_a, ub_b) = self.level_dots(b.1, pa, pb);
+        let levels = |code: &[u8], factors: &Factors, k: u32| {
+            let centroid = &self.rotated_codes[k as usize];
+            self.quantizer.levels_dot(code, factors.code_sum, centroid)
+        };
+        let (ua_a, ua_b) = (levels(a.1, a.2, a.0), levels(a.1, a.2, b.0));
+        let (ub_a, ub_b) = (levels(b.1, b.2, a.0), levels(b.1, b.2, b.0));
         let yw_a = (ua_b - ta * ua_a) - h * (sum_b - ta * sum_a);
         let yw_b = (ub_a - tb * ub_b) - h * (sum_a - tb * sum_b);
         let ea_cb = ta * f64::from(a.2.centroid_dot) + f64::from(a.2.scale) * yw_a;
         let eb_ca = tb * f64::from(b.2.centroid_dot) + f64::from(b.2.scale) * yw_b;
         (ea_cb, eb_ca)
-    }
-
-    /// `(Σ uᵢ wᵢ, Σ uᵢ vᵢ)` over the levels `u` of `code`, read in place (no unpacking).
-    fn level_dots(&self, code: &[u8], w: &[f32], v: &[f32]) -> (f64, f64) {
-        let dims = self.dims();
-        match self.layout() {
-            Layout::Bytes => {
-                // Sixteen `f32` lanes each, which the compiler vectorizes: a build calls this
-                // for every pair of neighbors in different regions.
-                const LANES: usize = 16;
-                let (code, w, v) = (&code[..dims], &w[..dims], &v[..dims]);
-                let (mut lw, mut lv) = ([0f32; LANES], [0f32; LANES]);
-                let whole = dims - dims % LANES;
-                for ((u, w), v) in code[..whole]
-                    .chunks_exact(LANES)
-                    .zip(w[..whole].chunks_exact(LANES))
-                    .zip(v[..whole].chunks_exact(LANES))
-                {
-                    for i in 0..LANES {
-                        let u = f32::from(u[i]);
-                        lw[i] += u * w[i];
-                        lv[i] += u * v[i];
-                    }
-                }
-                let (mut sw, mut sv) = (0f64, 0f64);
-                for i in 0..LANES {
-                    sw += f64::from(lw[i]);
-                    sv += f64::from(lv[i]);
-                }
-                for i in whole..dims {
-                    let u = f64::from(code[i]);
-                    sw += u * f64::from(w[i]);
-                    sv += u * f64::from(v[i]);
-                }
-                (sw, sv)
-            }
-            Layout::BitPlanes => {
-                let plane_bytes = 8 * self.quantizer.words();
-                let (mut sw, mut sv) = (0f64, 0f64);
-                let planes = code.chunks_exact(plane_bytes).take(self.bits() as usize);
-                for (j, plane) in planes.enumerate() {
-                    let (mut pw, mut pv) = (0f64, 0f64);
-                    // Set bits only: a plane is mostly zeros at one bit and cheap at any width.
-                    for (byte_index, &byte) in plane[..dims.div_ceil(8)].iter().enumerate() {
-                        let mut rest = byte;
-                        while rest != 0 {
-                            let i = byte_index * 8 + rest.trailing_zeros() as usize;
-                            rest &= rest - 1;
-                            if i < dims {
-                                pw += f64::from(w[i]);
-                                pv += f64::from(v[i]);
-                            }
-                        }
-                    }
-                    let weight = f64::from(1u32 << j);
-                    sw += weight * pw;
-                    sv += weight * pv;
-                }
-                (sw, sv)
-            }
-        }
     }
 
     /// The exact distance between two full vectors under the metric (tests and tools).

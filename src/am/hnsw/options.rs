@@ -45,6 +45,7 @@ static IO_METHOD: PgCell<c_int> = PgCell::new(IO_PREFETCH);
 static PREFETCH_LOOKAHEAD: PgCell<c_int> = PgCell::new(DEFAULT_PREFETCH_LOOKAHEAD);
 static HEAP_PREFETCH: PgCell<bool> = PgCell::new(true);
 static BUILD_PLACEMENT: PgCell<c_int> = PgCell::new(PLACE_NEIGHBORS);
+static BUILD_REGIONS: PgCell<c_int> = PgCell::new(0);
 static BEAM_WIDTH: PgCell<c_int> = PgCell::new(1);
 static DESCENT_EF: PgCell<c_int> = PgCell::new(-1);
 static VACUUM_REPAIR: PgCell<c_int> = PgCell::new(REPAIR_LOCAL);
@@ -140,11 +141,9 @@ pub struct HnswOptions {
     pub ef_construction: c_int,
     /// Bits per coordinate of the codes of a quantized index, 0 for pgvector's format.
     pub quantization: c_int,
-    /// Regions of a quantized build, 0 for one per 2,000 rows.
-    pub regions: c_int,
 }
 
-static RELOPT_TABLE: StaticTable<[pg_sys::relopt_parse_elt; 4]> = StaticTable([
+static RELOPT_TABLE: StaticTable<[pg_sys::relopt_parse_elt; 3]> = StaticTable([
     int_option(c"m", std::mem::offset_of!(HnswOptions, m)),
     int_option(
         c"ef_construction",
@@ -154,7 +153,6 @@ static RELOPT_TABLE: StaticTable<[pg_sys::relopt_parse_elt; 4]> = StaticTable([
         c"quantization",
         std::mem::offset_of!(HnswOptions, quantization),
     ),
-    int_option(c"regions", std::mem::offset_of!(HnswOptions, regions)),
 ]);
 
 /// Registers the reloptions and settings (pgvector's `HnswInit`, less the build's lock
@@ -193,16 +191,6 @@ pub fn init() {
             0,
             c"Valid values are \"none\", \"rabitq1\", \"rabitq2\", \"rabitq4\" and \"rabitq8\"."
                 .as_ptr(),
-            lock,
-        );
-        pg_sys::add_int_reloption(
-            kind as pg_sys::bits32,
-            c"regions".as_ptr(),
-            c"Centroids the codes of a quantized index are taken around (0: one per 2000 rows)"
-                .as_ptr(),
-            0,
-            0,
-            vector_rabitq::fit::MAX_BUILD_REGIONS as c_int,
             lock,
         );
 
@@ -320,6 +308,20 @@ pub fn init() {
             None,
             None,
         );
+        pg_sys::DefineCustomIntVariable(
+            c"hnsw.build_regions".as_ptr(),
+            c"Sets how many centroids a quantized index build takes its codes around".as_ptr(),
+            c"0 takes one per 2000 rows, at most 256; each row is coded around its nearest centroid. Valid range is 0..256.".as_ptr(),
+            BUILD_REGIONS.as_ptr(),
+            0,
+            0,
+            vector_rabitq::fit::MAX_BUILD_REGIONS as c_int,
+            pg_sys::GucContext::PGC_USERSET,
+            0,
+            None,
+            None,
+            None,
+        );
         pg_sys::DefineCustomEnumVariable(
             c"hnsw.build_placement".as_ptr(),
             c"Sets which elements share index pages when an index is built".as_ptr(),
@@ -426,12 +428,10 @@ pub fn quantization(rel: Relation) -> Option<u8> {
         .map(|bits| bits as u8)
 }
 
-/// The `regions` option: the regions a quantized build makes, `None` for its default.
-pub fn regions(rel: Relation) -> Option<usize> {
-    index_options(rel)
-        .map(|o| o.regions)
-        .filter(|&k| k > 0)
-        .map(|k| k as usize)
+/// `hnsw.build_regions`: the regions a quantized build makes, `None` for its default.
+pub fn build_regions() -> Option<usize> {
+    let k = BUILD_REGIONS.get();
+    (k > 0).then_some(k as usize)
 }
 
 /// `hnsw.rerank_candidates` (0: the walk's whole queue).
@@ -446,18 +446,6 @@ pub fn check_build_options(m: usize, ef_construction: usize) {
             ERROR,
             pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             "ef_construction must be greater than or equal to 2 * m"
-        );
-    }
-}
-
-/// Our options' checks, after pgvector's: `regions` needs codes.
-pub fn check_quantized_options(quantization: Option<u8>, regions: Option<usize>) {
-    if quantization.is_none() && regions.is_some() {
-        pgrx::ereport!(
-            ERROR,
-            pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-            "regions applies only to quantized indexes",
-            "Set quantization to rabitq1, rabitq2, rabitq4 or rabitq8, or leave regions unset."
         );
     }
 }

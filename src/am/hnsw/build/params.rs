@@ -22,7 +22,7 @@ pub struct BuildParams {
     pub graph: GraphSettings,
     /// The `quantization` option: the codes' bits, or `None` for pgvector's format.
     pub quantization: Option<u8>,
-    /// The `regions` option, `None` for one region per 2,000 rows.
+    /// `hnsw.build_regions`, `None` for one region per 2,000 rows.
     pub regions: Option<usize>,
 }
 
@@ -34,8 +34,7 @@ impl BuildParams {
         let ef_construction = options::ef_construction(rel);
         options::check_build_options(m, ef_construction);
         let quantization = options::quantization(rel);
-        let regions = options::regions(rel);
-        options::check_quantized_options(quantization, regions);
+        let regions = options::build_regions();
         BuildParams {
             params: GraphParams { m, ef_construction },
             dimensions: dimensions as u32,
