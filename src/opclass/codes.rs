@@ -3,9 +3,9 @@
 //! A quantized index stores a code record (`vector_formats::hnsw_codes::CodeRecord`) where
 //! pgvector's format stores the vector, so its comparison ([`Coded`](super::Coded)) hands every
 //! distance to a [`CodeSpace`]: a query (a value of the column's type) against a record is the
-//! estimate of `vector_rabitq`, a record against a record the code-to-code estimate. The exact
-//! distances of the final candidates come from the operator class's own function on the full
-//! vectors.
+//! estimate of `vector_rabitq`, a record against a record the code-to-code estimate, each code
+//! in the region its record names (`vector_rabitq::Regions`). The exact distances of the final
+//! candidates come from the operator class's own function on the full vectors.
 
 use std::cell::RefCell;
 use std::rc::Rc;

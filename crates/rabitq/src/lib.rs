@@ -6,6 +6,7 @@
 //! * [`quantizer`] — one index's quantizer: encoding, prepared queries, the estimated
 //!   distances (query to code, code to code) and their error bound;
 //! * [`regions`] — codes around per-region centroids over one quantizer, for clustered data;
+//! * [`fit`] — how many regions a build makes, and their centroids (k-means on a sample);
 //! * [`walk`] — how many candidates a graph walk over codes keeps.
 //!
 //! The kernels under the estimates (bit-plane dot products with runtime CPU dispatch) live in
