@@ -21,6 +21,10 @@
 #  3. Parallel builds of rabitq4 on the clustered table (parallel_workers = 2, DEBUG1 must say
 #     "using 2 parallel workers"), BUILDS times: mean recall at ef_search 40 >= the serial
 #     builds' less the allowed shortfall; the verifier passes.
+#  4. With 40 regions (hnsw.build_regions = 40; the metapage must say 40), rabitq4 serial and
+#     parallel, BUILDS times each: mean recall at ef_search 40 >= the unquantized index's less
+#     the allowed shortfall, and >= 0.95; answers in exact-distance order; the verifier passes.
+#     rabitq1's recall with 40 regions is printed beside its recall with one.
 # Usage: tests/hnsw/quantized_recall.sh [WORKDIR] [BUILDS]   (OURS=..., PORT_OURS; 3 builds)
 set -euo pipefail
 work=${1:-$(mktemp -d /tmp/hnsw-quantized-recall.XXXXXX)}
@@ -54,14 +58,16 @@ sql ours -c "CREATE EXTENSION vector" -c "CREATE EXTENSION vector_rs" -c "SELECT
     FROM generate_series(1, 200) i;
   ANALYZE;" >/dev/null
 
-# build TABLE OPCLASS QUANTIZATION SEED [WORKERS]: the table's index, after setseed(SEED);
-# prints the server's messages (DEBUG1).
+# build TABLE OPCLASS QUANTIZATION SEED [WORKERS]: the table's index, after setseed(SEED), with
+# hnsw.build_regions = $REGIONS (default 0: one region below 4,000 rows); prints the server's
+# messages (DEBUG1).
 build() {
   local workers=${5:-0}
   sql ours -c "DROP INDEX IF EXISTS ${1}_idx" >/dev/null
   PGOPTIONS="-c client_min_messages=debug1" sql ours -c "SELECT setseed($4)" \
     -c "ALTER TABLE $1 SET (parallel_workers = $((workers > 0 ? workers : 1)))" \
     -c "SET max_parallel_maintenance_workers = $workers; SET maintenance_work_mem = '256MB'" \
+    -c "SET hnsw.build_regions = ${REGIONS:-0}" \
     -c "CREATE INDEX ${1}_idx ON $1 USING hnsw (v $2)
           WITH (m = 16, ef_construction = 64, quantization = '$3')" 2>&1
 }
@@ -146,6 +152,35 @@ sm=$(mean <<< "${all[clustered:rabitq4:40]}")
 ap=$(allowed_shortfall 0.02 "$p" "${all[clustered:rabitq4:40]}")
 echo "   clustered: rabitq4 mean recall@10 at ef_search 40: parallel $pm, serial $sm (allowed shortfall $ap)"
 at_least "$pm" "$(minus "$sm" "$ap")" || bad "parallel rabitq4 recall $pm more than $ap below the serial $sm"
+
+echo "-- 40 regions (hnsw.build_regions = 40, one per cluster), serial and parallel"
+regions_of() { sql ours -c "SELECT get_byte(p, 96 + 48) + 256 * get_byte(p, 97 + 48) FROM get_raw_page('clustered_idx', 0) p"; }
+sql ours -c "CREATE EXTENSION IF NOT EXISTS pageinspect"
+r4="" r4p="" r1=""
+for ((b = 1; b <= builds; b++)); do
+  for workers in 0 2; do
+    REGIONS=40 build clustered vector_l2_ops rabitq4 "0.$b$b" $workers >/dev/null
+    [ "$(regions_of)" = 40 ] || bad "clustered (rabitq4, 40 regions, $workers workers): $(regions_of) regions"
+    verify clustered "rabitq4, 40 regions, $workers workers"
+    recall=$(recall_at clustered "<->" 40)
+    if [ $workers = 0 ]; then r4+=" $recall"; else r4p+=" $recall"; fi
+    n=$(in_order_failures clustered "t.v <-> q.v")
+    [ "$n" = 0 ] || bad "clustered (rabitq4, 40 regions): $n answers out of exact-distance order"
+  done
+  REGIONS=40 build clustered vector_l2_ops rabitq1 "0.$b$b" >/dev/null
+  verify clustered "rabitq1, 40 regions"
+  r1+=" $(recall_at clustered "<->" 40)"
+done
+base=$(mean <<< "${all[clustered:none:40]}")
+for v in "rabitq4|$r4" "rabitq4, parallel|$r4p"; do
+  IFS='|' read -r what values <<< "$v"
+  m=$(mean <<< "$values")
+  a=$(allowed_shortfall 0.02 "$values" "${all[clustered:none:40]}")
+  echo "   clustered, 40 regions: $what mean recall@10 at ef_search 40: $m (unquantized $base, allowed shortfall $a)"
+  at_least "$m" "$(minus "$base" "$a")" || bad "$what with 40 regions: recall $m more than $a below the unquantized $base"
+  at_least "$m" 0.95 || bad "$what with 40 regions: recall $m below 0.95"
+done
+echo "   clustered, 40 regions: rabitq1 mean recall@10 at ef_search 40: $(mean <<< "$r1") (one region: $(mean <<< "${all[clustered:rabitq1:40]}"))"
 stop ours
 [ $status = 0 ] && echo "OK: quantized recall against brute force and the unquantized index ($work)"
 exit $status

@@ -296,23 +296,17 @@ impl Regions {
     fn prepare_region(&self, query: &mut RegionQuery, region: u32) {
         let (c, pc) = (self.centroid(region), self.row(&self.rotated, region));
         let x: Vec<f32> = query.rotated.iter().zip(pc).map(|(&q, &c)| q - c).collect();
-        // The constants as `Quantizer::residual` computes them; ⟨q − c, c⟩ is not used by
-        // queries.
-        let norm_sq = query
-            .vector
-            .iter()
-            .zip(c)
-            .map(|(&q, &c)| {
-                let d = f64::from(q - c);
-                d * d
-            })
-            .sum();
-        let dot_centroid = query
-            .vector
-            .iter()
-            .zip(c)
-            .map(|(&q, &c)| f64::from(q) * f64::from(c))
-            .sum();
+        // Only the constant the metric's estimate uses (⟨q − c, c⟩ is not used by queries), by
+        // the SIMD kernels: a walk prepares its query once per region it meets.
+        let (norm_sq, dot_centroid) = match self.metric() {
+            Metric::L2Squared => (
+                vector_distance::f32::l2_squared_distance(&query.vector, c),
+                0.0,
+            ),
+            Metric::NegativeInnerProduct => {
+                (0.0, vector_distance::f32::inner_product(&query.vector, c))
+            }
+        };
         let residual = Residual::from_parts(x, 0.0, norm_sq, dot_centroid, self.seed());
         query.slots[region as usize] = query.codes.len() as u32;
         query.codes.push(self.quantizer.prepare_residual(&residual));
@@ -595,9 +589,12 @@ mod tests {
                 let got = regions.distance(&mut prepared, region, code, f);
                 let bound = regions.error_bound(&mut prepared, region, f, 1.0);
                 let full = regions.bound(&mut prepared, region, code, f, 1.0);
-                assert_eq!(got.to_bits(), single.distance(&same, code, f).to_bits());
+                // The query's constant (‖q − c‖² or ⟨q, c⟩) comes from the f32 kernels here and
+                // from f64 sums in `Quantizer::residual`: equal but for their rounding.
+                let close = |a: f64, b: f64| (a - b).abs() <= 1e-3 * bound;
+                assert!(close(got, single.distance(&same, code, f)));
                 assert_eq!(bound.to_bits(), single.error_bound(&same, f, 1.0).to_bits());
-                assert_eq!(full.to_bits(), single.bound(&same, code, f, 1.0).to_bits());
+                assert!(close(full, single.bound(&same, code, f, 1.0)));
                 let gap = (got - single.distance(&direct, code, f)).abs();
                 worst = worst.max(gap / bound);
             }
