@@ -305,8 +305,9 @@ impl Quantizer {
         let levels: Vec<u8> = if delta > 0.0 {
             // (v − low) / delta is at least 0: adding ½ and truncating rounds it, half up,
             // without a call to `roundf` per value.
+            let scale = 1.0 / delta;
             x.iter()
-                .map(|&v| ((v - low) / delta + 0.5).min(top) as u8)
+                .map(|&v| ((v - low) * scale + 0.5).min(top) as u8)
                 .collect()
         } else {
             vec![0; x.len()]
@@ -487,17 +488,18 @@ fn sum_f64(x: &[f32]) -> f64 {
 }
 
 /// Bit `j` of each level into plane `j` (`plane_bytes` each, little-endian bit order: level `i`
-/// is bit `i % 8` of byte `i / 8`), a 64-bit word at a time: a scan prepares its query once per
+/// is bit `i % 8` of byte `i / 8`), eight levels at a time: a scan prepares its query once per
 /// region it meets.
 fn pack_planes(levels: &[u8], bits: usize, plane_bytes: usize, out: &mut [u8]) {
-    for (w, chunk) in levels.chunks(64).enumerate() {
+    for (g, chunk) in levels.chunks(8).enumerate() {
+        let mut bytes = [0u8; 8];
+        bytes[..chunk.len()].copy_from_slice(chunk);
+        let word = u64::from_le_bytes(bytes);
         for j in 0..bits {
-            let mut word = 0u64;
-            for (i, &level) in chunk.iter().enumerate() {
-                word |= u64::from((level >> j) & 1) << i;
-            }
-            let at = j * plane_bytes + 8 * w;
-            out[at..at + 8].copy_from_slice(&word.to_le_bytes());
+            // Bit j of byte k to bit 56 + k: one multiply gathers the eight.
+            let gathered =
+                ((word >> j) & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+            out[j * plane_bytes + g] = gathered as u8;
         }
     }
 }
