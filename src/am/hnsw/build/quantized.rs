@@ -32,7 +32,9 @@ use vector_formats::hnsw_codes::{
 };
 use vector_formats::page::INVALID_BLOCK_NUMBER;
 use vector_rabitq::code_bytes;
-use vector_rabitq::fit::{fit_centroids, region_count, sample_rows, FitError, SplitMix};
+use vector_rabitq::fit::{
+    error_share, fit_centroids, region_count, sample_rows, FitError, SplitMix, MAX_KEPT_ERROR_SHARE,
+};
 
 /// Mixed into the rotation's seed for the region sample's generator.
 const REGION_SEED: u64 = 0x5245_4749_4f4e_5321;
@@ -253,8 +255,9 @@ pub fn fix_quantizer(
 }
 
 /// The region centroids of a build: k-means on a uniform sample of the rows, `regions` of them
-/// (never more than the rows), by default one per [`vector_rabitq::fit::ROWS_PER_REGION`] rows;
-/// `mean` alone for one region.
+/// (never more than the rows), by default one per [`vector_rabitq::fit::ROWS_PER_REGION`] rows
+/// and only if they cut the rows' squared distance to their centroid to
+/// [`MAX_KEPT_ERROR_SHARE`] of the distance to the mean; `mean` alone otherwise.
 fn fit_regions(
     rows: &mut Rows,
     dense: Dense,
@@ -288,13 +291,20 @@ fn fit_regions(
     let interrupt = || {
         pgrx::check_for_interrupts!();
     };
-    match fit_centroids(&samples, dims, k, &mut random, interrupt) {
+    let centroids = match fit_centroids(&samples, dims, k, &mut random, interrupt) {
         Ok(centroids) => centroids,
         Err(FitError::OutOfMemory(bytes)) => {
             crate::out_of_memory::raise(bytes, "the hnsw build's regions")
         }
         Err(FitError::NotFinite) => pgrx::error!("hnsw build: a region centroid is not finite"),
+    };
+    // Left to choose, keep the regions only where they pay for the queries' preparations.
+    let share = error_share(&samples, &centroids, mean);
+    pgrx::debug1!("hnsw build: {k} regions leave {share:.3} of the squared distance to the mean");
+    if regions.is_none() && share > MAX_KEPT_ERROR_SHARE {
+        return mean.to_vec();
     }
+    centroids
 }
 
 /// Bytes of the code record the index stores for each element.
