@@ -206,12 +206,13 @@ SELECT id FROM u ORDER BY v <-> (SELECT v FROM u WHERE id = 1234) LIMIT 3;
 DROP TABLE u;
 
 -- Regions: codes are taken around the nearest of one centroid per 2,000 rows (k-means on a
--- sample). 9,000 rows in 8 clusters: 4 regions, on centroid pages (format 2). The verifier's
+-- sample), kept where they halve the rows' squared distance to their centroid. 9,000 rows in
+-- 4 clusters: 4 regions, on centroid pages (format 2). The verifier's
 -- NOTICE of unreachable elements depends on the build's random levels: not shown.
 SET client_min_messages = warning;
 SELECT setseed(0.5);
 CREATE TABLE rg (id int, v vector(8));
-INSERT INTO rg SELECT i, (SELECT array_agg((i % 8 = j - 1)::int * 4 + random() * 0.5)
+INSERT INTO rg SELECT i, (SELECT array_agg((i % 4 = j - 1)::int * 4 + random() * 0.5)
   FROM generate_series(1, 8) j) FROM generate_series(1, 9000) i;
 CREATE TABLE rg_queries AS SELECT id, v FROM rg WHERE id % 1000 = 7;
 CREATE FUNCTION rg_exact_matches() RETURNS bigint LANGUAGE sql AS $$
@@ -226,7 +227,7 @@ SET hnsw.ef_search = 100;
 SET enable_seqscan = off;
 SELECT rg_exact_matches() AS queries_answered_exactly, count(*) AS queries FROM rg_queries;
 -- Inserts take the nearest region; a parallel build makes the same regions' worth.
-INSERT INTO rg SELECT i, (SELECT array_agg((i % 8 = j - 1)::int * 4 + random() * 0.5)
+INSERT INTO rg SELECT i, (SELECT array_agg((i % 4 = j - 1)::int * 4 + random() * 0.5)
   FROM generate_series(1, 8) j) FROM generate_series(9001, 10000) i;
 SELECT hnsw_index_parent_check('rg_idx', true);
 SELECT rg_exact_matches() AS queries_answered_exactly;
@@ -256,10 +257,18 @@ RESET hnsw.build_regions;
 SELECT get_byte(p, 96) + 256 * get_byte(p, 97) AS regions FROM get_raw_page('rg_few_idx', 0) p;
 SELECT hnsw_index_parent_check('rg_few_idx', true);
 SELECT v, count(*) FROM (SELECT v FROM rg_few ORDER BY v <-> '[1,2,3,4,5,6,7,7]' LIMIT 7) s GROUP BY v ORDER BY v;
+-- A cloud without clusters keeps one centroid: its 2 regions would not halve the distances.
+CREATE TABLE rg_cloud AS SELECT i AS id,
+  (SELECT array_agg(random()) FROM generate_series(1, 8) WHERE i > 0)::vector(8) AS v
+  FROM generate_series(1, 5000) i;
+CREATE INDEX rg_cloud_idx ON rg_cloud USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq2');
+SELECT get_byte(p, 56) AS format, get_byte(p, 96) + 256 * get_byte(p, 97) AS regions
+  FROM get_raw_page('rg_cloud_idx', 0) p;
+SELECT hnsw_index_parent_check('rg_cloud_idx', true);
 RESET client_min_messages;
 RESET enable_seqscan;
 RESET hnsw.ef_search;
-DROP TABLE rg, rg_queries, rg_few;
+DROP TABLE rg, rg_queries, rg_few, rg_cloud;
 DROP FUNCTION rg_exact_matches();
 
 DROP TABLE o CASCADE;
