@@ -32,6 +32,7 @@ QUANTIZED_KINDS = [
     "q_record_hash", "q_record_length", "q_record_vector_graph", "q_record_vector_other",
     "q_record_vector_bad", "q_meta_vector_insert_graph", "q_graph_next_vector",
     "q_centroid_unmark", "q_meta_regions", "q_meta_centroid_page", "q_record_region",
+    "q_centroid_next",
 ]
 # Structural kinds the verifier is known to miss (tests/corrupt_pages.sh reports them as known
 # gaps instead of failing; see its DAMAGE_KNOWN_GAPS).
@@ -213,6 +214,12 @@ def damage_quantized(kind, pages, rng):
         b = rng.choice(centroid_pages)
         struct.pack_into("<H", pages[b], BLCKSZ - 4, 0)
         return f"{kind} block {b}"
+    elif kind == "q_centroid_next":
+        # The centroid chain's last page links on (to a graph or vector page).
+        b = centroid_pages[-1]
+        target = rng.choice([rng.choice(graph), rng.choice(vector_pages), b])
+        set_next(pages[b], target)
+        return f"{kind} block {b} -> {target}"
     elif kind == "q_meta_regions":
         struct.pack_into("<I", meta, regions_at, rng.choice([0, regions + 1, regions + 7, 5000]))
     elif kind == "q_meta_centroid_page":

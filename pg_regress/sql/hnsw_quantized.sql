@@ -265,10 +265,16 @@ CREATE INDEX rg_cloud_idx ON rg_cloud USING hnsw (v vector_l2_ops) WITH (quantiz
 SELECT get_byte(p, 56) AS format, get_byte(p, 96) + 256 * get_byte(p, 97) AS regions
   FROM get_raw_page('rg_cloud_idx', 0) p;
 SELECT hnsw_index_parent_check('rg_cloud_idx', true);
+-- Values beyond half precision's range: the stored centroids are held within it.
+CREATE TABLE rg_big AS SELECT i AS id, ARRAY[i * 1e5, -i * 1e5, 1]::vector(3) AS v
+  FROM generate_series(1, 100) i;
+CREATE INDEX rg_big_idx ON rg_big USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq4');
+SELECT hnsw_index_parent_check('rg_big_idx', true);
+SELECT id FROM rg_big ORDER BY v <-> '[5010000,-5010000,1]' LIMIT 3;
 RESET client_min_messages;
 RESET enable_seqscan;
 RESET hnsw.ef_search;
-DROP TABLE rg, rg_queries, rg_few, rg_cloud;
+DROP TABLE rg, rg_queries, rg_few, rg_cloud, rg_big;
 DROP FUNCTION rg_exact_matches();
 
 DROP TABLE o CASCADE;

@@ -356,6 +356,8 @@ def main():
             seen.append(blk)
             data += centroid_pages[blk][1]
             blk = centroid_pages[blk][0]
+        if len(data) == want and seen and centroid_pages[seen[-1]][0] != INVALID_BLOCK:
+            bad(f"the last centroid page {seen[-1]} links to {centroid_pages[seen[-1]][0]}")
         if len(data) != want or len(seen) != len(centroid_pages):
             bad(f"centroid chain holds {len(data)} bytes on {len(seen)} of "
                 f"{len(centroid_pages)} centroid pages, not {want}")

@@ -592,6 +592,12 @@ impl<P: Pages> Checker<'_, P> {
                 break;
             }
         }
+        if have == want && block != INVALID_BLOCK_NUMBER {
+            return Err(Corruption::page(
+                from,
+                format!("the last centroid page links to block {block}"),
+            ));
+        }
         if have != want || seen != self.centroid_pages.len() {
             return Err(Corruption::page(
                 from,

@@ -38,6 +38,8 @@ pub const QUANTIZER_REGIONS_FORMAT: u16 = 2;
 pub const VECTOR_PAGE: u16 = 1;
 /// The special space's spare half-word of a centroid page.
 pub const CENTROID_PAGE: u16 = 2;
+/// The largest finite half-precision value.
+const HALF_MAX: f32 = 65504.0;
 /// The most regions an index may have.
 pub const MAX_REGIONS: u32 = 4096;
 /// First byte of a vector tuple (pgvector's tuple types are 1 and 2).
@@ -240,11 +242,13 @@ impl QuantizerMeta {
         }
     }
 
-    /// The centroid as it is stored (rounded to half precision): what codes and queries use.
+    /// The centroid as it is stored (rounded to half precision, and held within its range so
+    /// that it stays finite): what codes and queries use. Codes are exact around any centroid;
+    /// one far from the rows only makes them coarser.
     pub fn stored_centroid(centroid: &[f32]) -> Vec<f32> {
         centroid
             .iter()
-            .map(|&v| f16::from_f32(v).to_f32())
+            .map(|&v| f16::from_f32(v.clamp(-HALF_MAX, HALF_MAX)).to_f32())
             .collect()
     }
 
@@ -483,12 +487,6 @@ pub fn is_centroid_page(unused: u16) -> bool {
     unused == CENTROID_PAGE
 }
 
-/// Bytes of centroid data one centroid page holds (its contents past the page header, up to
-/// the special space of `special_size` bytes).
-pub fn centroid_page_capacity(special_size: usize) -> usize {
-    crate::page::BLCKSZ - maxalign(PAGE_HEADER_SIZE) - maxalign(special_size)
-}
-
 /// Bytes of `count` centroids of `dims` values, as centroid pages hold them.
 pub fn centroid_bytes(count: usize, dims: usize) -> usize {
     2 * count * dims
@@ -641,6 +639,14 @@ mod tests {
         });
         assert_eq!(meta.region_centroids(), &[1.0, 2.0, 3.0]);
         assert!(usize::from(meta.encoded_pd_lower()) > maxalign(PAGE_HEADER_SIZE) + end);
+    }
+
+    #[test]
+    fn stored_centroids_stay_finite() {
+        let stored = QuantizerMeta::stored_centroid(&[1.0e6, -3.0e38, 2.5]);
+        assert_eq!(stored, vec![65504.0, -65504.0, 2.5]);
+        let back = decode_centroids(&encode_centroids(&stored));
+        assert!(back.iter().all(|v| v.is_finite()));
     }
 
     #[test]

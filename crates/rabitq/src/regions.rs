@@ -50,8 +50,9 @@ pub struct Regions {
     /// dot product (the pair estimates across regions).
     rotated_codes: Vec<QueryCode>,
     /// `(⟨c_a, c_b⟩, ‖c_a − c_b‖²)` of every pair of regions, `a · K + b`, when `K` is at most
-    /// [`PAIR_TABLE_REGIONS`] (else computed per pair).
-    pairs: Vec<(f64, f64)>,
+    /// [`PAIR_TABLE_REGIONS`] (else computed per pair); made by the first pair estimate (scans
+    /// make none).
+    pairs: std::sync::OnceLock<Vec<(f64, f64)>>,
 }
 
 /// The most regions whose centroid pairs [`Regions`] tabulates (`K²` entries).
@@ -129,15 +130,7 @@ impl Regions {
         } else {
             Vec::new()
         };
-        let mut pairs = Vec::new();
-        if count > 1 && count <= PAIR_TABLE_REGIONS {
-            pairs.reserve_exact(count * count);
-            for a in centroids.chunks_exact(dims) {
-                for b in centroids.chunks_exact(dims) {
-                    pairs.push(centroid_pair(a, b));
-                }
-            }
-        }
+        let pairs = std::sync::OnceLock::new();
         Regions {
             quantizer,
             count,
@@ -352,6 +345,23 @@ impl Regions {
         self.quantizer.error_bound(prepared, factors, epsilon)
     }
 
+    /// The table of centroid pairs, made on first use (empty above [`PAIR_TABLE_REGIONS`]).
+    fn pair_table(&self) -> &[(f64, f64)] {
+        self.pairs.get_or_init(|| {
+            let (count, dims) = (self.count, self.dims());
+            if count <= 1 || count > PAIR_TABLE_REGIONS {
+                return Vec::new();
+            }
+            let mut table = Vec::with_capacity(count * count);
+            for a in self.centroids.chunks_exact(dims) {
+                for b in self.centroids.chunks_exact(dims) {
+                    table.push(centroid_pair(a, b));
+                }
+            }
+            table
+        })
+    }
+
     /// The estimated distance between two codes, each given with its region (see the module
     /// comment for the formula). Within one region it is [`Quantizer::pair_distance`] of that
     /// region's quantizer; across regions it costs `O(dims)`.
@@ -366,7 +376,10 @@ impl Regions {
             // `Quantizer::pair_distance`'s expression, with `‖c_k‖²` from here.
             return -(self.norms_sq[ka as usize] + (cd_a + cd_b) + ee);
         }
-        let (cc, delta_sq) = match self.pairs.get(ka as usize * self.count + kb as usize) {
+        let (cc, delta_sq) = match self
+            .pair_table()
+            .get(ka as usize * self.count + kb as usize)
+        {
             Some(&pair) => pair,
             None => centroid_pair(self.centroid(ka), self.centroid(kb)),
         };
