@@ -242,7 +242,7 @@ SELECT rg_exact_matches() AS queries_answered_exactly;
 -- hnsw.build_regions: how many (never more than the rows); 0 is one per 2,000 rows.
 DROP INDEX rg_idx;
 SET hnsw.build_regions = 8;
-CREATE INDEX rg_idx ON rg USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq1');
+CREATE INDEX rg_idx ON rg USING hnsw (v vector_l2_ops) WITH (quantization = 'rabitq4');
 SELECT get_byte(p, 96) + 256 * get_byte(p, 97) AS regions FROM get_raw_page('rg_idx', 0) p;
 SELECT hnsw_index_parent_check('rg_idx', true);
 SELECT rg_exact_matches() AS queries_answered_exactly;
