@@ -5,6 +5,7 @@
 //! centroids are the means of the table's clusters: plain Euclidean k-means (the mean is what
 //! minimizes the summed squared distance), for every metric, on a uniform sample of the rows.
 
+use crate::rotation::SplitMix64;
 use vector_ivf::{kmeans, Random, Space};
 
 /// Rows per region a build aims at.
@@ -25,22 +26,18 @@ pub fn region_count(rows: u64) -> usize {
     (rows / ROWS_PER_REGION).clamp(1, MAX_BUILD_REGIONS as u64) as usize
 }
 
-/// A small deterministic generator (splitmix64): a build's sample and k-means follow from its
-/// rotation seed, so a build after `setseed()` is repeatable.
+/// A build's generator for its sample and k-means: the rotation's SplitMix64 under another
+/// seed, so a build after `setseed()` is repeatable.
 #[derive(Clone, Debug)]
-pub struct SplitMix(u64);
+pub struct SplitMix(SplitMix64);
 
 impl SplitMix {
     pub fn new(seed: u64) -> Self {
-        SplitMix(seed)
+        SplitMix(SplitMix64::new(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 }
 
