@@ -14,11 +14,13 @@
 //!   back-links on a store that keeps distances, with pgvector's cached flags.
 //! * [`mod@insert`] — insertion (Algorithm 1) with back-link maintenance.
 //! * [`repair`] — vacuum: delete elements, repair the graph around them.
+//! * [`filter`] — search for the nearest elements that pass a per-element filter.
 //! * [`rerank`] — a quantized graph's candidates reranked by exact distance.
 //! * [`level`] — random level assignment.
 //! * [`placement`] — which elements share a page when a build writes its graph.
 
 pub mod connect;
+pub mod filter;
 pub mod insert;
 pub mod level;
 pub mod memory;

@@ -289,6 +289,18 @@ impl InMemoryGraph {
     }
 }
 
+impl crate::filter::FilterStore for InMemoryGraph {
+    fn neighbors_of(&mut self, id: &u32, out: &mut Vec<u32>) {
+        self.counters.neighbor_reads += 1;
+        let node = &self.nodes[*id as usize];
+        if !node.deleted {
+            if let Some(list) = node.layers.first() {
+                out.extend_from_slice(list);
+            }
+        }
+    }
+}
+
 impl GraphStore for InMemoryGraph {
     type Id = u32;
     type Meta = ();

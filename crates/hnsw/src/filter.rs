@@ -1,0 +1,329 @@
+//! Filtered search: the nearest elements that pass a filter the store can test per element
+//! (an attribute kept beside the element, as a composite index would keep it), walked on the
+//! graph built without the filter.
+//!
+//! The descent through the upper layers ignores the filter (it only finds a place to start).
+//! Layer 0 keeps two queues: C, the candidates to expand, and W, the `ef` nearest elements that
+//! pass. Only passing elements count towards `ef` and are returned, so W fills with answers
+//! however few rows pass. What differs is how a hop treats a neighbor that fails:
+//!
+//! * [`Expansion::Steer`]: it is loaded like any other and may be expanded, so failing regions
+//!   still carry the walk towards the query (the approach of pgvector's unreleased composite
+//!   index, after HQANN). Every failing neighbor costs a load; at most
+//!   [`FilterParams::max_failing`] of them are expanded, as a budget for rare values.
+//! * [`Expansion::TwoHop`]: it is not loaded; its own neighbors that pass are loaded in its
+//!   place (ACORN's expansion), so no failing element is ever compared with the query, but its
+//!   neighbor list is read and its neighbors tested. When the passing neighborhood runs out
+//!   before W is full, the walk goes on as [`Expansion::Steer`] from the failing neighbors it
+//!   skipped, nearest parent first, within the same budget.
+//!
+//! [`FilterParams::seeds`] adds entries of the caller's (elements known to pass, such as an
+//! entry point kept per frequent value) to the descent's, so that a walk can start inside a
+//! matching region far from the query's.
+
+use crate::id_set::IdSet;
+use crate::search::{descend, descent_ef, entry_candidate, SearchState, SearchStats};
+use crate::storage::{Candidates, GraphStore};
+use vector_pairing_heap::{HeapOrder, PairingHeap};
+
+/// A store that can read an element's layer-0 neighbors knowing only its id (a page store
+/// reads the element to find its list): what a two-hop expansion needs for the failing
+/// neighbors it does not load.
+pub trait FilterStore: GraphStore {
+    /// Appends the layer-0 neighbor ids of element `id`, in stored order.
+    fn neighbors_of(&mut self, id: &Self::Id, out: &mut Vec<Self::Id>);
+}
+
+/// How a hop treats a neighbor that fails the filter (see the module comment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expansion {
+    /// Load failing neighbors too and let them steer the walk.
+    Steer,
+    /// Load the passing neighbors of a failing neighbor instead of it.
+    TwoHop,
+}
+
+/// Settings of one filtered search.
+#[derive(Clone, Debug)]
+pub struct FilterParams<Id> {
+    /// Passing elements kept on layer 0 (`hnsw.ef_search`).
+    pub ef: usize,
+    /// Queue size on the layers above 0.
+    pub descent_ef: usize,
+    pub expansion: Expansion,
+    /// Failing elements a walk expands at most (their neighbor lists read).
+    pub max_failing: usize,
+    /// Elements known to pass, added to layer 0's entries.
+    pub seeds: Vec<Id>,
+}
+
+impl<Id> FilterParams<Id> {
+    /// The settings for `ef` with the default budget and no seeds.
+    pub fn new(ef: usize, expansion: Expansion) -> Self {
+        FilterParams {
+            ef,
+            descent_ef: descent_ef(ef),
+            expansion,
+            max_failing: 10_000,
+            seeds: Vec::new(),
+        }
+    }
+}
+
+/// Work of one filtered search, beyond the walk's own counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FilterStats {
+    /// The walk's counters (`distances` counts loads of passing and failing elements alike).
+    pub search: SearchStats,
+    /// Elements whose attribute was tested.
+    pub tested: u64,
+    /// Failing elements loaded (compared with the query).
+    pub failing_loaded: u64,
+    /// Failing elements whose neighbor list was read (expanded or looked through).
+    pub failing_expanded: u64,
+}
+
+/// What a loaded candidate is: an element that passes, or one that fails.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Passing,
+    Failing,
+}
+
+/// The next element a walk expands: a loaded candidate, or a failing neighbor a two-hop
+/// expansion held back (known by id only).
+enum Next<Id> {
+    Loaded(u32),
+    HeldBack(Id),
+}
+
+/// The live elements nearest to `query` among those `passes` accepts, nearest first, at most
+/// `params.ef` of them, and the work done.
+pub fn filtered_search<S: FilterStore>(
+    store: &mut S,
+    query: &S::Value,
+    params: &FilterParams<S::Id>,
+    passes: &mut impl FnMut(&S::Id) -> bool,
+) -> (Candidates<S::Id, S::Meta>, FilterStats) {
+    let mut state = SearchState::new();
+    let mut stats = FilterStats::default();
+    let Some(entry) = store.entry_point() else {
+        return (Vec::new(), stats);
+    };
+    let start = entry_candidate(store, &mut state, query, entry);
+    let top = state.get(start).level;
+    let mut entries = descend(
+        store,
+        &mut state,
+        query,
+        vec![start],
+        (top, 0),
+        (params.descent_ef.max(1), 1),
+        false,
+    );
+    if !params.seeds.is_empty() {
+        let mut loaded = Vec::with_capacity(params.seeds.len());
+        store.load(query, &params.seeds, &mut loaded);
+        state.stats.distances += params.seeds.len() as u64;
+        state.stats.load_batches += 1;
+        entries.extend(loaded.into_iter().map(|c| state.push(c)));
+    }
+    let mut walk = Walk {
+        c: PairingHeap::new(HeapOrder::Nearest),
+        w: PairingHeap::new(HeapOrder::Furthest),
+        held: PairingHeap::new(HeapOrder::Nearest),
+        held_ids: Vec::new(),
+        kinds: Vec::new(),
+        visited: IdSet::default(),
+        ef: params.ef.max(1),
+    };
+    for &index in &entries {
+        let id = state.get(index).id;
+        if !walk.visited.insert(id) {
+            continue;
+        }
+        stats.tested += 1;
+        let kind = if passes(&id) {
+            Kind::Passing
+        } else {
+            Kind::Failing
+        };
+        walk.offer(&state, index, kind);
+    }
+    walk.run(store, &mut state, &mut stats, query, params, passes);
+    stats.search.add(&state.stats);
+    let mut results: Vec<_> = std::iter::from_fn(|| walk.w.pop().map(|(i, _)| i))
+        .map(|i| state.get(i))
+        .filter(|c| c.live)
+        .cloned()
+        .collect();
+    results.reverse();
+    (results, stats)
+}
+
+struct Walk<Id> {
+    /// Candidates to expand, nearest first (passing and loaded failing elements).
+    c: PairingHeap,
+    /// Passing elements kept, furthest first.
+    w: PairingHeap,
+    /// Failing neighbors skipped by a two-hop expansion (indices into `held_ids`), by their
+    /// parent's distance.
+    held: PairingHeap,
+    held_ids: Vec<Id>,
+    /// The kind of each arena index.
+    kinds: Vec<Kind>,
+    visited: IdSet<Id>,
+    ef: usize,
+}
+
+impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
+    fn kind(&self, index: u32) -> Kind {
+        self.kinds[index as usize]
+    }
+
+    fn set_kind(&mut self, index: u32, kind: Kind) {
+        let i = index as usize;
+        if self.kinds.len() <= i {
+            self.kinds.resize(i + 1, Kind::Failing);
+        }
+        self.kinds[i] = kind;
+    }
+
+    fn full(&self) -> bool {
+        self.w.len() >= self.ef
+    }
+
+    fn furthest(&self) -> f64 {
+        self.w.peek().map_or(f64::INFINITY, |(_, d)| d)
+    }
+
+    /// pgvector's keep rule with W counting only passing elements: a loaded element is queued
+    /// if it is nearer than W's furthest or W is not full yet; a passing one also enters W.
+    fn offer<Meta: Clone>(&mut self, state: &SearchState<Id, Meta>, index: u32, kind: Kind) {
+        self.set_kind(index, kind);
+        let distance = state.get(index).distance;
+        if self.full() && distance >= self.furthest() {
+            return;
+        }
+        self.c.push(index, distance);
+        if kind == Kind::Passing {
+            self.w.push(index, distance);
+            if self.w.len() > self.ef {
+                self.w.pop();
+            }
+        }
+    }
+
+    fn run<S: FilterStore<Id = Id>>(
+        &mut self,
+        store: &mut S,
+        state: &mut SearchState<Id, S::Meta>,
+        stats: &mut FilterStats,
+        query: &S::Value,
+        params: &FilterParams<Id>,
+        passes: &mut impl FnMut(&Id) -> bool,
+    ) {
+        let budget = params.max_failing as u64;
+        let mut neighbors = Vec::new();
+        let mut second = Vec::new();
+        let mut batch: Vec<Id> = Vec::new();
+        let mut batch_kinds: Vec<Kind> = Vec::new();
+        let mut loaded = Vec::new();
+        loop {
+            let next = match self.c.pop() {
+                Some((index, distance)) => {
+                    if self.full() && distance > self.furthest() {
+                        break;
+                    }
+                    Next::Loaded(index)
+                }
+                // Out of candidates before W is full: go on from a held-back neighbor.
+                None if !self.full() && stats.failing_expanded < budget => {
+                    let Some((held, _)) = self.held.pop() else {
+                        break;
+                    };
+                    Next::HeldBack(self.held_ids[held as usize])
+                }
+                None => break,
+            };
+            neighbors.clear();
+            let parent_distance = match next {
+                Next::Loaded(index) => {
+                    if self.kind(index) == Kind::Failing {
+                        if stats.failing_expanded >= budget {
+                            continue;
+                        }
+                        stats.failing_expanded += 1;
+                    }
+                    store.neighbors(state.get(index), 0, &mut neighbors);
+                    state.get(index).distance
+                }
+                Next::HeldBack(id) => {
+                    stats.failing_expanded += 1;
+                    store.neighbors_of(&id, &mut neighbors);
+                    f64::INFINITY
+                }
+            };
+            state.stats.hops += 1;
+            batch.clear();
+            batch_kinds.clear();
+            for &id in &neighbors {
+                if !self.visited.insert(id) {
+                    continue;
+                }
+                state.stats.visited += 1;
+                stats.tested += 1;
+                if passes(&id) {
+                    batch.push(id);
+                    batch_kinds.push(Kind::Passing);
+                    continue;
+                }
+                match params.expansion {
+                    Expansion::Steer => {
+                        batch.push(id);
+                        batch_kinds.push(Kind::Failing);
+                    }
+                    Expansion::TwoHop => {
+                        // Its neighbors that pass stand in for it; it waits in case the
+                        // passing neighborhood runs out.
+                        let held = self.held_ids.len() as u32;
+                        self.held_ids.push(id);
+                        self.held.push(held, parent_distance);
+                        if stats.failing_expanded >= budget {
+                            continue;
+                        }
+                        stats.failing_expanded += 1;
+                        second.clear();
+                        store.neighbors_of(&id, &mut second);
+                        for &id2 in &second {
+                            if self.visited.contains(&id2) {
+                                continue;
+                            }
+                            stats.tested += 1;
+                            if passes(&id2) {
+                                self.visited.insert(id2);
+                                state.stats.visited += 1;
+                                batch.push(id2);
+                                batch_kinds.push(Kind::Passing);
+                            }
+                        }
+                    }
+                }
+            }
+            if batch.is_empty() {
+                continue;
+            }
+            loaded.clear();
+            store.load(query, &batch, &mut loaded);
+            state.stats.distances += batch.len() as u64;
+            state.stats.load_batches += 1;
+            for (element, &kind) in loaded.drain(..).zip(&batch_kinds) {
+                if kind == Kind::Failing {
+                    stats.failing_loaded += 1;
+                }
+                let index = state.push(element);
+                self.offer(state, index, kind);
+            }
+        }
+    }
+}

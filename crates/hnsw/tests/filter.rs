@@ -1,0 +1,225 @@
+//! Filtered search on the in-memory graph against brute force over the passing rows, at
+//! selectivities from 50% to 0.1%, with the filter uniform over the rows or covering one
+//! region of the space away from the queries (the hard case for a graph walk).
+//!
+//! `filter_walks_compared` (ignored; `cargo test --release -p vector-hnsw --test filter --
+//! --ignored --nocapture`) prints the comparison of the walks that chose the default.
+
+mod common;
+
+use common::{brute_force, recall, Clustered};
+use vector_hnsw::filter::{filtered_search, Expansion, FilterParams, FilterStats};
+use vector_hnsw::level::SplitMix64;
+use vector_hnsw::memory::l2_squared;
+use vector_hnsw::{GraphParams, InMemoryGraph, IterativeScan, Scan, ScanParams};
+
+const K: usize = 10;
+const EF: usize = 40;
+
+struct Data {
+    graph: InMemoryGraph,
+    vectors: Vec<Vec<f32>>,
+    queries: Vec<Vec<f32>>,
+}
+
+fn data(n: usize, dims: usize, queries: usize) -> Data {
+    let mut points = Clustered::new(7, 20, dims, 1.0);
+    let vectors = points.points(n);
+    let queries = points.points(queries);
+    let params = GraphParams {
+        m: 16,
+        ef_construction: 64,
+    };
+    let mut rng = SplitMix64::new(99);
+    let (graph, _) = InMemoryGraph::build(&vectors, &params, l2_squared, &mut || rng.next_f64());
+    Data {
+        graph,
+        vectors,
+        queries,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Spread {
+    /// Each row passes with the selectivity's probability.
+    Uniform,
+    /// The rows nearest one point pass; queries come from the half of the data furthest from it.
+    Region,
+}
+
+/// Which rows pass, and the queries of this filter.
+fn filter(data: &Data, selectivity: f64, spread: Spread, seed: u64) -> (Vec<bool>, Vec<usize>) {
+    let n = data.vectors.len();
+    let want = ((n as f64 * selectivity).round() as usize).max(K);
+    let mut rng = SplitMix64::new(seed);
+    match spread {
+        Spread::Uniform => {
+            let mut pass = vec![false; n];
+            let mut ids: Vec<usize> = (0..n).collect();
+            for i in 0..want {
+                let j = i + (rng.next_u64() % (n - i) as u64) as usize;
+                ids.swap(i, j);
+                pass[ids[i]] = true;
+            }
+            (pass, (0..data.queries.len()).collect())
+        }
+        Spread::Region => {
+            let anchor = &data.vectors[(rng.next_u64() % n as u64) as usize];
+            let mut by_distance: Vec<(f64, usize)> = data
+                .vectors
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (l2_squared(anchor, v), i))
+                .collect();
+            by_distance.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut pass = vec![false; n];
+            for &(_, i) in &by_distance[..want] {
+                pass[i] = true;
+            }
+            let median = by_distance[n / 2].0;
+            let far = (0..data.queries.len())
+                .filter(|&q| l2_squared(anchor, &data.queries[q]) > median)
+                .collect();
+            (pass, far)
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Walk {
+    /// An unfiltered relaxed iterative scan (pgvector's), rows filtered as they come.
+    PostFilter,
+    Filtered(Expansion, bool),
+}
+
+#[derive(Default)]
+struct Totals {
+    recall: f64,
+    short: usize,
+    queries: usize,
+    distances: u64,
+    tested: u64,
+    lists: u64,
+}
+
+fn run(data: &mut Data, pass: &[bool], queries: &[usize], walk: Walk) -> Totals {
+    let passing: Vec<u32> = (0..pass.len() as u32)
+        .filter(|&i| pass[i as usize])
+        .collect();
+    let seed = passing[0];
+    let mut totals = Totals::default();
+    for &q in queries {
+        let query = data.queries[q].clone();
+        let truth = brute_force(&data.vectors, &passing, &query, K);
+        let lists_before = data.graph.counters.neighbor_reads;
+        let found: Vec<u32> = match walk {
+            Walk::PostFilter => {
+                let params = ScanParams {
+                    ef_search: EF,
+                    mode: IterativeScan::Relaxed,
+                    ..ScanParams::default()
+                };
+                let mut scan = Scan::new(query, params);
+                let mut found = Vec::new();
+                while found.len() < K {
+                    let Some(c) = scan.next(&mut data.graph) else {
+                        break;
+                    };
+                    if pass[c.id as usize] {
+                        found.push(c.id);
+                    }
+                }
+                totals.distances += scan.stats().distances;
+                found
+            }
+            Walk::Filtered(expansion, seeded) => {
+                let mut params = FilterParams::new(EF, expansion);
+                if seeded {
+                    params.seeds = vec![seed];
+                }
+                let (results, stats): (_, FilterStats) =
+                    filtered_search(&mut data.graph, &query, &params, &mut |id: &u32| {
+                        pass[*id as usize]
+                    });
+                totals.distances += stats.search.distances;
+                totals.tested += stats.tested;
+                results.iter().take(K).map(|c| c.id).collect()
+            }
+        };
+        totals.lists += data.graph.counters.neighbor_reads - lists_before;
+        assert!(
+            found.iter().all(|&id| pass[id as usize]),
+            "{walk:?} returned a failing row"
+        );
+        totals.recall += recall(&found, &truth);
+        totals.short += usize::from(found.len() < K);
+        totals.queries += 1;
+    }
+    totals
+}
+
+const SELECTIVITIES: [f64; 4] = [0.5, 0.1, 0.01, 0.001];
+
+#[test]
+#[cfg_attr(debug_assertions, ignore = "builds a 20k-row graph: run in release")]
+fn two_hop_with_a_seed_finds_the_passing_rows() {
+    let mut data = data(20_000, 16, 100);
+    for spread in [Spread::Uniform, Spread::Region] {
+        for (i, &selectivity) in SELECTIVITIES.iter().enumerate() {
+            let (pass, queries) = filter(&data, selectivity, spread, i as u64 + 1);
+            let t = run(
+                &mut data,
+                &pass,
+                &queries,
+                Walk::Filtered(Expansion::TwoHop, true),
+            );
+            let mean = t.recall / t.queries as f64;
+            eprintln!(
+                "{spread:?} {selectivity}: recall {mean:.4}, short {}",
+                t.short
+            );
+            assert!(t.queries >= 30, "{spread:?}: {} queries", t.queries);
+            assert_eq!(t.short, 0, "{spread:?} {selectivity}: rows missing");
+            assert!(mean >= 0.95, "{spread:?} {selectivity}: recall {mean:.4}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "prints benches/results/filter-walks-in-memory-2026-12-08.md; run in release with --nocapture"]
+fn filter_walks_compared() {
+    let n: usize = std::env::var("FILTER_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let mut data = data(n, 32, 200);
+    let walks = [
+        Walk::PostFilter,
+        Walk::Filtered(Expansion::Steer, false),
+        Walk::Filtered(Expansion::Steer, true),
+        Walk::Filtered(Expansion::TwoHop, false),
+        Walk::Filtered(Expansion::TwoHop, true),
+    ];
+    println!("rows {n}, 32-d, 20 clusters, k {K}, ef {EF}");
+    println!("| filter | selectivity | walk | recall@10 | short | distances | tested | lists |");
+    println!("|---|---:|---|---:|---:|---:|---:|---:|");
+    for spread in [Spread::Uniform, Spread::Region] {
+        for (i, &selectivity) in SELECTIVITIES.iter().enumerate() {
+            let (pass, queries) = filter(&data, selectivity, spread, i as u64 + 1);
+            let passing = pass.iter().filter(|&&p| p).count();
+            for walk in walks {
+                let t = run(&mut data, &pass, &queries, walk);
+                let q = t.queries as f64;
+                println!(
+                    "| {spread:?} | {selectivity} | {walk:?} | {:.4} | {} | {:.0} | {:.0} | {:.0} |",
+                    t.recall / q,
+                    t.short,
+                    t.distances as f64 / q,
+                    t.tested as f64 / q,
+                    t.lists as f64 / q,
+                );
+            }
+            println!("| {spread:?} | {selectivity} | exact | 1.0000 | 0 | {passing} | | |");
+        }
+    }
+}
