@@ -55,6 +55,9 @@ pub struct FilterParams<Id> {
     pub max_failing: usize,
     /// Elements known to pass, added to layer 0's entries.
     pub seeds: Vec<Id>,
+    /// [`Expansion::TwoHop`]: a hop with at least this many passing neighbors of its own reads
+    /// no failing neighbor's list (`usize::MAX`: every hop does, as ACORN).
+    pub enough_passing: usize,
 }
 
 impl<Id> FilterParams<Id> {
@@ -66,6 +69,7 @@ impl<Id> FilterParams<Id> {
             expansion,
             max_failing: 10_000,
             seeds: Vec::new(),
+            enough_passing: usize::MAX,
         }
     }
 }
@@ -226,6 +230,7 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
         let budget = params.max_failing as u64;
         let mut neighbors = Vec::new();
         let mut second = Vec::new();
+        let mut failing = Vec::new();
         let mut batch: Vec<Id> = Vec::new();
         let mut batch_kinds: Vec<Kind> = Vec::new();
         let mut loaded = Vec::new();
@@ -267,6 +272,7 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
             state.stats.hops += 1;
             batch.clear();
             batch_kinds.clear();
+            failing.clear();
             for &id in &neighbors {
                 if !self.visited.insert(id) {
                     continue;
@@ -276,20 +282,24 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
                 if passes(&id) {
                     batch.push(id);
                     batch_kinds.push(Kind::Passing);
-                    continue;
+                } else {
+                    failing.push(id);
                 }
+            }
+            let passing = batch.len();
+            for &id in &failing {
                 match params.expansion {
                     Expansion::Steer => {
                         batch.push(id);
                         batch_kinds.push(Kind::Failing);
                     }
                     Expansion::TwoHop => {
-                        // Its neighbors that pass stand in for it; it waits in case the
-                        // passing neighborhood runs out.
+                        // Its neighbors that pass stand in for it, unless the hop found enough
+                        // passing neighbors of its own; it waits in case they run out.
                         let held = self.held_ids.len() as u32;
                         self.held_ids.push(id);
                         self.held.push(held, parent_distance);
-                        if stats.failing_expanded >= budget {
+                        if passing >= params.enough_passing || stats.failing_expanded >= budget {
                             continue;
                         }
                         stats.failing_expanded += 1;

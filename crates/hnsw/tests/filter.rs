@@ -90,6 +90,8 @@ enum Walk {
     /// An unfiltered relaxed iterative scan (pgvector's), rows filtered as they come.
     PostFilter,
     Filtered(Expansion, bool),
+    /// Two-hop reads only where a hop found fewer passing neighbors than this.
+    TwoHopBelow(usize),
 }
 
 #[derive(Default)]
@@ -132,9 +134,18 @@ fn run(data: &mut Data, pass: &[bool], queries: &[usize], walk: Walk) -> Totals 
                 totals.distances += scan.stats().distances;
                 found
             }
-            Walk::Filtered(expansion, seeded) => {
-                let mut params = FilterParams::new(EF, expansion);
-                if seeded {
+            Walk::Filtered(..) | Walk::TwoHopBelow(_) => {
+                let mut params = match walk {
+                    Walk::Filtered(expansion, _) => FilterParams::new(EF, expansion),
+                    Walk::TwoHopBelow(enough) => FilterParams {
+                        enough_passing: enough,
+                        ..FilterParams::new(EF, Expansion::TwoHop)
+                    },
+                    Walk::PostFilter => unreachable!(),
+                };
+                if walk == Walk::Filtered(Expansion::TwoHop, true)
+                    || walk == Walk::Filtered(Expansion::Steer, true)
+                {
                     params.seeds = vec![seed];
                 }
                 let (results, stats): (_, FilterStats) =
@@ -199,6 +210,8 @@ fn filter_walks_compared() {
         Walk::Filtered(Expansion::Steer, true),
         Walk::Filtered(Expansion::TwoHop, false),
         Walk::Filtered(Expansion::TwoHop, true),
+        Walk::TwoHopBelow(16),
+        Walk::TwoHopBelow(8),
     ];
     println!("rows {n}, 32-d, 20 clusters, k {K}, ef {EF}");
     println!("| filter | selectivity | walk | recall@10 | short | distances | tested | lists |");
