@@ -22,8 +22,9 @@
 //! matching region far from the query's.
 
 use crate::id_set::IdSet;
+use crate::scan::IterativeScan;
 use crate::search::{descend, descent_ef, entry_candidate, SearchState, SearchStats};
-use crate::storage::{Candidates, GraphStore};
+use crate::storage::{Candidate, Candidates, GraphStore};
 use vector_pairing_heap::{HeapOrder, PairingHeap};
 
 /// A store that can read an element's layer-0 neighbors knowing only its id (a page store
@@ -102,67 +103,164 @@ enum Next<Id> {
 }
 
 /// The live elements nearest to `query` among those `passes` accepts, nearest first, at most
-/// `params.ef` of them, and the work done.
+/// `params.ef` of them, and the work done: one round of a [`FilteredScan`].
 pub fn filtered_search<S: FilterStore>(
     store: &mut S,
     query: &S::Value,
     params: &FilterParams<S::Id>,
     passes: &mut impl FnMut(&S::Id) -> bool,
-) -> (Candidates<S::Id, S::Meta>, FilterStats) {
-    let mut state = SearchState::new();
-    let mut stats = FilterStats::default();
-    let Some(entry) = store.entry_point() else {
-        return (Vec::new(), stats);
-    };
-    let start = entry_candidate(store, &mut state, query, entry);
-    let top = state.get(start).level;
-    let mut entries = descend(
-        store,
-        &mut state,
-        query,
-        vec![start],
-        (top, 0),
-        (params.descent_ef.max(1), 1),
-        false,
-    );
-    if !params.seeds.is_empty() {
-        let mut loaded = Vec::with_capacity(params.seeds.len());
-        store.load(query, &params.seeds, &mut loaded);
-        state.stats.distances += params.seeds.len() as u64;
-        state.stats.load_batches += 1;
-        entries.extend(loaded.into_iter().map(|c| state.push(c)));
-    }
-    let mut walk = Walk {
-        c: PairingHeap::new(HeapOrder::Nearest),
-        w: PairingHeap::new(HeapOrder::Furthest),
-        held: PairingHeap::new(HeapOrder::Nearest),
-        held_ids: Vec::new(),
-        kinds: Vec::new(),
-        visited: IdSet::default(),
-        ef: params.ef.max(1),
-    };
-    for &index in &entries {
-        let id = state.get(index).id;
-        if !walk.visited.insert(id) {
-            continue;
+) -> (Candidates<S::Id, S::Meta>, FilterStats)
+where
+    S::Value: Clone,
+{
+    let mut scan = FilteredScan::new(query.clone(), params.clone(), IterativeScan::Off, 0);
+    let results = std::iter::from_fn(|| scan.next(store, passes)).collect();
+    (results, scan.stats())
+}
+
+/// A filtered index scan: rounds of the filtered walk, each finding up to `ef` passing elements
+/// not returned yet, resumed (iterative scans) from the candidates the last round left queued
+/// or pushed out, as pgvector's iterative scan resumes from its discarded elements.
+pub struct FilteredScan<S: GraphStore> {
+    query: S::Value,
+    params: FilterParams<S::Id>,
+    mode: IterativeScan,
+    max_scan_tuples: u64,
+    state: SearchState<S::Id, S::Meta>,
+    walk: Walk<S::Id>,
+    stats: FilterStats,
+    started: bool,
+    /// The last round's results, furthest first.
+    ready: Vec<u32>,
+    /// The furthest distance returned (strict order).
+    previous: f64,
+}
+
+impl<S: FilterStore> FilteredScan<S> {
+    /// A scan for `query`; `mode` and `max_scan_tuples` as `hnsw.iterative_scan` and
+    /// `hnsw.max_scan_tuples` (elements visited before no further round starts).
+    pub fn new(
+        query: S::Value,
+        params: FilterParams<S::Id>,
+        mode: IterativeScan,
+        max_scan_tuples: u64,
+    ) -> Self {
+        let ef = params.ef.max(1);
+        FilteredScan {
+            query,
+            params,
+            mode,
+            max_scan_tuples,
+            state: SearchState::new(),
+            walk: Walk {
+                c: PairingHeap::new(HeapOrder::Nearest),
+                w: PairingHeap::new(HeapOrder::Furthest),
+                held: PairingHeap::new(HeapOrder::Nearest),
+                held_ids: Vec::new(),
+                pushed_out: Vec::new(),
+                kinds: Vec::new(),
+                visited: IdSet::default(),
+                ef,
+            },
+            stats: FilterStats::default(),
+            started: false,
+            ready: Vec::new(),
+            previous: f64::NEG_INFINITY,
         }
-        stats.tested += 1;
-        let kind = if passes(&id) {
-            Kind::Passing
-        } else {
-            Kind::Failing
-        };
-        walk.offer(&state, index, kind);
     }
-    walk.run(store, &mut state, &mut stats, query, params, passes);
-    stats.search.add(&state.stats);
-    let mut results: Vec<_> = std::iter::from_fn(|| walk.w.pop().map(|(i, _)| i))
-        .map(|i| state.get(i))
-        .filter(|c| c.live)
-        .cloned()
-        .collect();
-    results.reverse();
-    (results, stats)
+
+    /// The work so far.
+    pub fn stats(&self) -> FilterStats {
+        let mut stats = self.stats;
+        stats.search.add(&self.state.stats);
+        stats
+    }
+
+    /// Elements visited so far (pgvector's `tuples`, as `max_scan_tuples` counts them).
+    pub fn tuples(&self) -> u64 {
+        self.state.stats.visited
+    }
+
+    /// The next passing element, nearest first within a round; `None` when the scan is done.
+    pub fn next(
+        &mut self,
+        store: &mut S,
+        passes: &mut impl FnMut(&S::Id) -> bool,
+    ) -> Option<Candidate<S::Id, S::Meta>> {
+        loop {
+            if let Some(index) = self.ready.pop() {
+                let candidate = self.state.get(index);
+                if !candidate.live {
+                    continue;
+                }
+                if self.mode == IterativeScan::Strict && candidate.distance < self.previous {
+                    continue;
+                }
+                self.previous = self.previous.max(candidate.distance);
+                return Some(candidate.clone());
+            }
+            if !self.started {
+                self.started = true;
+                if !self.start(store, passes) {
+                    return None;
+                }
+            } else if self.mode == IterativeScan::Off
+                || self.tuples() >= self.max_scan_tuples
+                || !self.walk.resume(&self.state)
+            {
+                return None;
+            }
+            self.walk.run(
+                store,
+                &mut self.state,
+                &mut self.stats,
+                &self.query,
+                &self.params,
+                passes,
+            );
+            self.ready = std::iter::from_fn(|| self.walk.w.pop().map(|(i, _)| i)).collect();
+        }
+    }
+
+    /// The descent and layer 0's entries; false on an empty graph.
+    fn start(&mut self, store: &mut S, passes: &mut impl FnMut(&S::Id) -> bool) -> bool {
+        let Some(entry) = store.entry_point() else {
+            return false;
+        };
+        let state = &mut self.state;
+        let start = entry_candidate(store, state, &self.query, entry);
+        let top = state.get(start).level;
+        let mut entries = descend(
+            store,
+            state,
+            &self.query,
+            vec![start],
+            (top, 0),
+            (self.params.descent_ef.max(1), 1),
+            false,
+        );
+        if !self.params.seeds.is_empty() {
+            let mut loaded = Vec::with_capacity(self.params.seeds.len());
+            store.load(&self.query, &self.params.seeds, &mut loaded);
+            state.stats.distances += self.params.seeds.len() as u64;
+            state.stats.load_batches += 1;
+            entries.extend(loaded.into_iter().map(|c| state.push(c)));
+        }
+        for &index in &entries {
+            let id = state.get(index).id;
+            if !self.walk.visited.insert(id) {
+                continue;
+            }
+            self.stats.tested += 1;
+            let kind = if passes(&id) {
+                Kind::Passing
+            } else {
+                Kind::Failing
+            };
+            self.walk.offer(state, index, kind);
+        }
+        true
+    }
 }
 
 struct Walk<Id> {
@@ -176,6 +274,8 @@ struct Walk<Id> {
     held_ids: Vec<Id>,
     /// The kind of each arena index.
     kinds: Vec<Kind>,
+    /// Loaded elements a round left out (not queued, or pushed out of W), for the next round.
+    pushed_out: Vec<u32>,
     visited: IdSet<Id>,
     ef: usize,
 }
@@ -207,15 +307,29 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
         self.set_kind(index, kind);
         let distance = state.get(index).distance;
         if self.full() && distance >= self.furthest() {
+            self.pushed_out.push(index);
             return;
         }
         self.c.push(index, distance);
         if kind == Kind::Passing {
             self.w.push(index, distance);
             if self.w.len() > self.ef {
-                self.w.pop();
+                if let Some((out, _)) = self.w.pop() {
+                    self.pushed_out.push(out);
+                }
             }
         }
+    }
+
+    /// Starts a round after the last one's results were taken (W is empty): what it left out
+    /// is offered again. False when nothing is left to walk.
+    fn resume<Meta: Clone>(&mut self, state: &SearchState<Id, Meta>) -> bool {
+        let left_out = std::mem::take(&mut self.pushed_out);
+        for index in left_out {
+            let kind = self.kind(index);
+            self.offer(state, index, kind);
+        }
+        !(self.c.is_empty() && self.held.is_empty())
     }
 
     fn run<S: FilterStore<Id = Id>>(

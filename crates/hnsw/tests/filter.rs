@@ -236,3 +236,55 @@ fn filter_walks_compared() {
         }
     }
 }
+
+/// Rows of iterative filtered scans: past `ef_search`, each row once, all passing, in order
+/// for a strict scan, and most of the exact top 100.
+#[test]
+#[cfg_attr(debug_assertions, ignore = "builds a 20k-row graph: run in release")]
+fn iterative_filtered_scans_go_past_ef() {
+    use std::collections::HashSet;
+    use vector_hnsw::filter::FilteredScan;
+    let mut data = data(20_000, 16, 40);
+    let (pass, queries) = filter(&data, 0.05, Spread::Region, 3);
+    let passing: Vec<u32> = (0..pass.len() as u32)
+        .filter(|&i| pass[i as usize])
+        .collect();
+    for mode in [
+        IterativeScan::Off,
+        IterativeScan::Relaxed,
+        IterativeScan::Strict,
+    ] {
+        let mut total_recall = 0.0;
+        for &q in &queries {
+            let query = data.queries[q].clone();
+            let params = FilterParams::new(EF, Expansion::TwoHop);
+            let mut scan = FilteredScan::new(query.clone(), params, mode, 20_000);
+            let mut rows = Vec::new();
+            let mut previous = f64::NEG_INFINITY;
+            while rows.len() < 100 {
+                let Some(c) = scan.next(&mut data.graph, &mut |id: &u32| pass[*id as usize]) else {
+                    break;
+                };
+                assert!(pass[c.id as usize], "{mode:?}: a failing row");
+                if mode == IterativeScan::Strict {
+                    assert!(c.distance >= previous, "{mode:?}: out of order");
+                }
+                previous = c.distance;
+                rows.push(c.id);
+            }
+            let unique: HashSet<u32> = rows.iter().copied().collect();
+            assert_eq!(unique.len(), rows.len(), "{mode:?}: a row twice");
+            if mode == IterativeScan::Off {
+                assert_eq!(rows.len(), EF, "one round gives ef rows");
+                continue;
+            }
+            assert_eq!(rows.len(), 100, "{mode:?}: rows missing");
+            total_recall += recall(&rows, &brute_force(&data.vectors, &passing, &query, 100));
+        }
+        if mode != IterativeScan::Off {
+            let mean = total_recall / queries.len() as f64;
+            eprintln!("{mode:?}: recall@100 {mean:.4}");
+            assert!(mean >= 0.9, "{mode:?}: recall@100 {mean:.4}");
+        }
+    }
+}
