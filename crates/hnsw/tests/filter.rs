@@ -8,9 +8,12 @@
 mod common;
 
 use common::{brute_force, recall, Clustered};
-use vector_hnsw::filter::{filtered_search, Expansion, FilterParams, FilterStats};
+use std::collections::HashSet;
+use vector_hnsw::filter::{filtered_search, Expansion, FilterParams, FilterStats, FilterStore};
 use vector_hnsw::level::SplitMix64;
 use vector_hnsw::memory::l2_squared;
+use vector_hnsw::placement::{shared_lists_first, PagePacker};
+use vector_hnsw::storage::{Candidate, EntryPoint, GraphStore};
 use vector_hnsw::{GraphParams, InMemoryGraph, IterativeScan, Scan, ScanParams};
 
 const K: usize = 10;
@@ -36,6 +39,83 @@ fn data(n: usize, dims: usize, queries: usize) -> Data {
         graph,
         vectors,
         queries,
+    }
+}
+
+/// Pages of `per_page` elements, filled in the order a build's placement writes them.
+struct Pages {
+    page_of: Vec<u32>,
+}
+
+struct CountPacker {
+    per_page: usize,
+    on_page: usize,
+}
+
+impl PagePacker for CountPacker {
+    fn fits(&self, _i: u32) -> bool {
+        self.on_page < self.per_page
+    }
+    fn place(&mut self, _i: u32) {
+        if self.on_page == self.per_page {
+            self.on_page = 0;
+        }
+        self.on_page += 1;
+    }
+}
+
+impl Pages {
+    fn placed(graph: &InMemoryGraph, per_page: usize) -> Pages {
+        let mut packer = CountPacker {
+            per_page,
+            on_page: 0,
+        };
+        let count = graph.slots() as u32;
+        let order = shared_lists_first(
+            count,
+            |i, out| out.extend_from_slice(graph.neighbor_ids(i, 0)),
+            &mut packer,
+        )
+        .expect("placement memory");
+        let mut page_of = vec![0; count as usize];
+        for (position, &id) in order.iter().enumerate() {
+            page_of[id as usize] = (position / per_page) as u32;
+        }
+        Pages { page_of }
+    }
+}
+
+/// The graph, recording the elements whose tuples a walk reads: loaded ones and those whose
+/// neighbor list it reads (a neighbor tuple is taken to share its element's page).
+struct Recorded<'g> {
+    graph: &'g mut InMemoryGraph,
+    read: Vec<u32>,
+}
+
+impl GraphStore for Recorded<'_> {
+    type Id = u32;
+    type Meta = ();
+    type Value = Vec<f32>;
+
+    fn entry_point(&mut self) -> Option<EntryPoint<u32>> {
+        self.graph.entry_point()
+    }
+
+    fn neighbors(&mut self, element: &Candidate<u32, ()>, layer: u8, out: &mut Vec<u32>) {
+        self.read.push(element.id);
+        self.graph.neighbors(element, layer, out);
+    }
+
+    fn load(&mut self, query: &Vec<f32>, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
+        self.read.extend_from_slice(ids);
+        self.graph.load(query, ids, out);
+    }
+}
+
+impl FilterStore for Recorded<'_> {
+    fn neighbors_of(&mut self, id: &u32, out: &mut Vec<u32>) {
+        self.read.push(*id);
+        self.graph.neighbors_of(id, out);
     }
 }
 
@@ -102,18 +182,39 @@ struct Totals {
     distances: u64,
     tested: u64,
     lists: u64,
+    /// Distinct pages read, for each page size asked: with the attribute beside the links
+    /// (tests read nothing), and in the element (a test reads the element's page).
+    pages: Vec<(u64, u64)>,
 }
 
 fn run(data: &mut Data, pass: &[bool], queries: &[usize], walk: Walk) -> Totals {
+    run_paged(data, pass, queries, walk, &[])
+}
+
+fn run_paged(
+    data: &mut Data,
+    pass: &[bool],
+    queries: &[usize],
+    walk: Walk,
+    pages: &[Pages],
+) -> Totals {
     let passing: Vec<u32> = (0..pass.len() as u32)
         .filter(|&i| pass[i as usize])
         .collect();
     let seed = passing[0];
-    let mut totals = Totals::default();
+    let mut totals = Totals {
+        pages: vec![(0, 0); pages.len()],
+        ..Totals::default()
+    };
     for &q in queries {
         let query = data.queries[q].clone();
         let truth = brute_force(&data.vectors, &passing, &query, K);
         let lists_before = data.graph.counters.neighbor_reads;
+        let mut tested_ids = Vec::new();
+        let mut store = Recorded {
+            graph: &mut data.graph,
+            read: Vec::new(),
+        };
         let found: Vec<u32> = match walk {
             Walk::PostFilter => {
                 let params = ScanParams {
@@ -124,7 +225,7 @@ fn run(data: &mut Data, pass: &[bool], queries: &[usize], walk: Walk) -> Totals 
                 let mut scan = Scan::new(query, params);
                 let mut found = Vec::new();
                 while found.len() < K {
-                    let Some(c) = scan.next(&mut data.graph) else {
+                    let Some(c) = scan.next(&mut store) else {
                         break;
                     };
                     if pass[c.id as usize] {
@@ -149,7 +250,8 @@ fn run(data: &mut Data, pass: &[bool], queries: &[usize], walk: Walk) -> Totals 
                     params.seeds = vec![seed];
                 }
                 let (results, stats): (_, FilterStats) =
-                    filtered_search(&mut data.graph, &query, &params, &mut |id: &u32| {
+                    filtered_search(&mut store, &query, &params, &mut |id: &u32| {
+                        tested_ids.push(*id);
                         pass[*id as usize]
                     });
                 totals.distances += stats.search.distances;
@@ -157,6 +259,13 @@ fn run(data: &mut Data, pass: &[bool], queries: &[usize], walk: Walk) -> Totals 
                 results.iter().take(K).map(|c| c.id).collect()
             }
         };
+        let read = std::mem::take(&mut store.read);
+        for (i, p) in pages.iter().enumerate() {
+            let mut seen: HashSet<u32> = read.iter().map(|&id| p.page_of[id as usize]).collect();
+            totals.pages[i].0 += seen.len() as u64;
+            seen.extend(tested_ids.iter().map(|&id| p.page_of[id as usize]));
+            totals.pages[i].1 += seen.len() as u64;
+        }
         totals.lists += data.graph.counters.neighbor_reads - lists_before;
         assert!(
             found.iter().all(|&id| pass[id as usize]),
@@ -213,26 +322,46 @@ fn filter_walks_compared() {
         Walk::TwoHopBelow(16),
         Walk::TwoHopBelow(8),
     ];
-    println!("rows {n}, 32-d, 20 clusters, k {K}, ef {EF}");
-    println!("| filter | selectivity | walk | recall@10 | short | distances | tested | lists |");
-    println!("|---|---:|---|---:|---:|---:|---:|---:|");
+    let per_page = [4, 18];
+    let pages: Vec<Pages> = per_page
+        .iter()
+        .map(|&p| Pages::placed(&data.graph, p))
+        .collect();
+    println!("rows {n}, 32-d, 20 clusters, k {K}, ef {EF}; pages of {per_page:?} elements");
+    println!("| filter | selectivity | walk | recall@10 | short | distances | tested | lists | pages (4/page): link, element | pages (18/page): link, element |");
+    println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for spread in [Spread::Uniform, Spread::Region] {
         for (i, &selectivity) in SELECTIVITIES.iter().enumerate() {
             let (pass, queries) = filter(&data, selectivity, spread, i as u64 + 1);
             let passing = pass.iter().filter(|&&p| p).count();
             for walk in walks {
-                let t = run(&mut data, &pass, &queries, walk);
+                let t = run_paged(&mut data, &pass, &queries, walk, &pages);
                 let q = t.queries as f64;
                 println!(
-                    "| {spread:?} | {selectivity} | {walk:?} | {:.4} | {} | {:.0} | {:.0} | {:.0} |",
+                    "| {spread:?} | {selectivity} | {walk:?} | {:.4} | {} | {:.0} | {:.0} | {:.0} | {:.0}, {:.0} | {:.0}, {:.0} |",
                     t.recall / q,
                     t.short,
                     t.distances as f64 / q,
                     t.tested as f64 / q,
                     t.lists as f64 / q,
+                    t.pages[0].0 as f64 / q,
+                    t.pages[0].1 as f64 / q,
+                    t.pages[1].0 as f64 / q,
+                    t.pages[1].1 as f64 / q,
                 );
             }
-            println!("| {spread:?} | {selectivity} | exact | 1.0000 | 0 | {passing} | | |");
+            let exact: Vec<String> = pages
+                .iter()
+                .map(|p| {
+                    let set: HashSet<u32> =
+                        (0..n).filter(|&i| pass[i]).map(|i| p.page_of[i]).collect();
+                    format!("{}", set.len())
+                })
+                .collect();
+            println!(
+                "| {spread:?} | {selectivity} | exact | 1.0000 | 0 | {passing} | | | {} | {} |",
+                exact[0], exact[1]
+            );
         }
     }
 }
