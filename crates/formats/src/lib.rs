@@ -12,6 +12,7 @@ pub mod checks;
 pub mod error;
 pub mod hnsw;
 pub mod hnsw_codes;
+pub mod hnsw_filter;
 pub mod ivfflat;
 pub mod page;
 pub mod text;

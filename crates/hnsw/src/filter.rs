@@ -17,6 +17,11 @@
 //!   before W is full, the walk goes on as [`Expansion::Steer`] from the failing neighbors it
 //!   skipped, nearest parent first, within the same budget.
 //!
+//! The test before a load may be approximate in one direction: `passes` may accept an element
+//! that fails (a fingerprint beside the link that matches by chance), as long as the store then
+//! loads it as not live (its exact attribute checked); such an element, like one with no rows
+//! left, steers the walk but is never returned or counted towards `ef`.
+//!
 //! [`FilterParams::seeds`] adds entries of the caller's (elements known to pass, such as an
 //! entry point kept per frequent value) to the descent's, so that a walk can start inside a
 //! matching region far from the query's.
@@ -252,7 +257,7 @@ impl<S: FilterStore> FilteredScan<S> {
                 continue;
             }
             self.stats.tested += 1;
-            let kind = if passes(&id) {
+            let kind = if passes(&id) && state.get(index).live {
                 Kind::Passing
             } else {
                 Kind::Failing
@@ -442,6 +447,10 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
             state.stats.distances += batch.len() as u64;
             state.stats.load_batches += 1;
             for (element, &kind) in loaded.drain(..).zip(&batch_kinds) {
+                // A loaded element that is not live (no rows left, or its exact attribute
+                // fails where the test before the load could only say it may pass) steers
+                // like a failing one.
+                let kind = if element.live { kind } else { Kind::Failing };
                 if kind == Kind::Failing {
                     stats.failing_loaded += 1;
                 }
