@@ -474,7 +474,7 @@ fn false_matches_before_the_load_return_no_failing_row() {
             };
             let params = FilterParams::new(EF, Expansion::TwoHop);
             let (results, stats) = filtered_search(&mut store, &query, &params, &mut |id: &u32| {
-                pass[*id as usize] || id % 5 == 0
+                pass[*id as usize] || id.is_multiple_of(5)
             });
             false_loads += stats.failing_loaded;
             let found: Vec<u32> = results.iter().take(K).map(|c| c.id).collect();
