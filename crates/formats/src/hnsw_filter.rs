@@ -271,7 +271,7 @@ mod tests {
         let fps: Vec<u16> = (0..48)
             .map(|i| {
                 if i < 40 {
-                    fingerprint(&Attribute::Int4(i as i32))
+                    fingerprint(&Attribute::Int4(i))
                 } else {
                     0
                 }
