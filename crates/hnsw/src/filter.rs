@@ -17,10 +17,11 @@
 //!   before W is full, the walk goes on as [`Expansion::Steer`] from the failing neighbors it
 //!   skipped, nearest parent first, within the same budget.
 //!
-//! The test before a load may be approximate in one direction: `passes` may accept an element
-//! that fails (a fingerprint beside the link that matches by chance), as long as the store then
-//! loads it as not live (its exact attribute checked); such an element, like one with no rows
-//! left, steers the walk but is never returned or counted towards `ef`.
+//! The store tests each neighbor before any load ([`FilterStore`]), and that test may be
+//! approximate in one direction: it may accept an element that fails (a fingerprint beside the
+//! link that matches by chance), as long as the store then loads it as not live (its exact
+//! attribute checked); such an element, like one with no rows left, steers the walk but is
+//! never returned or counted towards `ef`.
 //!
 //! [`FilterParams::seeds`] adds entries of the caller's (elements known to pass, such as an
 //! entry point kept per frequent value) to the descent's, so that a walk can start inside a
@@ -32,12 +33,21 @@ use crate::search::{descend, descent_ef, entry_candidate, SearchState, SearchSta
 use crate::storage::{Candidate, Candidates, GraphStore};
 use vector_pairing_heap::{HeapOrder, PairingHeap};
 
-/// A store that can read an element's layer-0 neighbors knowing only its id (a page store
-/// reads the element to find its list): what a two-hop expansion needs for the failing
-/// neighbors it does not load.
+/// A store that knows the scan's filter: it tests each neighbor from what the list keeps beside
+/// the link (without reading the neighbor), and loads an element whose exact attribute fails as
+/// not live.
 pub trait FilterStore: GraphStore {
-    /// Appends the layer-0 neighbor ids of element `id`, in stored order.
-    fn neighbors_of(&mut self, id: &Self::Id, out: &mut Vec<Self::Id>);
+    /// Appends the layer-0 neighbors of a loaded element, in stored order, each with whether it
+    /// may pass the filter (false: it fails for sure).
+    fn tested_neighbors(
+        &mut self,
+        element: &Candidate<Self::Id, Self::Meta>,
+        out: &mut Vec<(Self::Id, bool)>,
+    );
+
+    /// The same for an element known only by its id (a page store reads the element to find
+    /// its list): what a two-hop expansion needs for the failing neighbors it does not load.
+    fn tested_neighbors_of(&mut self, id: &Self::Id, out: &mut Vec<(Self::Id, bool)>);
 }
 
 /// How a hop treats a neighbor that fails the filter (see the module comment).
@@ -107,19 +117,18 @@ enum Next<Id> {
     HeldBack(Id),
 }
 
-/// The live elements nearest to `query` among those `passes` accepts, nearest first, at most
+/// The live elements nearest to `query` that pass the store's filter, nearest first, at most
 /// `params.ef` of them, and the work done: one round of a [`FilteredScan`].
 pub fn filtered_search<S: FilterStore>(
     store: &mut S,
     query: &S::Value,
     params: &FilterParams<S::Id>,
-    passes: &mut impl FnMut(&S::Id) -> bool,
 ) -> (Candidates<S::Id, S::Meta>, FilterStats)
 where
     S::Value: Clone,
 {
     let mut scan = FilteredScan::new(query.clone(), params.clone(), IterativeScan::Off, 0);
-    let results = std::iter::from_fn(|| scan.next(store, passes)).collect();
+    let results = std::iter::from_fn(|| scan.next(store)).collect();
     (results, scan.stats())
 }
 
@@ -187,11 +196,7 @@ impl<S: FilterStore> FilteredScan<S> {
     }
 
     /// The next passing element, nearest first within a round; `None` when the scan is done.
-    pub fn next(
-        &mut self,
-        store: &mut S,
-        passes: &mut impl FnMut(&S::Id) -> bool,
-    ) -> Option<Candidate<S::Id, S::Meta>> {
+    pub fn next(&mut self, store: &mut S) -> Option<Candidate<S::Id, S::Meta>> {
         loop {
             if let Some(index) = self.ready.pop() {
                 let candidate = self.state.get(index);
@@ -206,7 +211,7 @@ impl<S: FilterStore> FilteredScan<S> {
             }
             if !self.started {
                 self.started = true;
-                if !self.start(store, passes) {
+                if !self.start(store) {
                     return None;
                 }
             } else if self.mode == IterativeScan::Off
@@ -221,14 +226,13 @@ impl<S: FilterStore> FilteredScan<S> {
                 &mut self.stats,
                 &self.query,
                 &self.params,
-                passes,
             );
             self.ready = std::iter::from_fn(|| self.walk.w.pop().map(|(i, _)| i)).collect();
         }
     }
 
     /// The descent and layer 0's entries; false on an empty graph.
-    fn start(&mut self, store: &mut S, passes: &mut impl FnMut(&S::Id) -> bool) -> bool {
+    fn start(&mut self, store: &mut S) -> bool {
         let Some(entry) = store.entry_point() else {
             return false;
         };
@@ -256,8 +260,8 @@ impl<S: FilterStore> FilteredScan<S> {
             if !self.walk.visited.insert(id) {
                 continue;
             }
-            self.stats.tested += 1;
-            let kind = if passes(&id) && state.get(index).live {
+            // An entry comes from the descent, loaded: its exact attribute is known.
+            let kind = if state.get(index).live {
                 Kind::Passing
             } else {
                 Kind::Failing
@@ -344,7 +348,6 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
         stats: &mut FilterStats,
         query: &S::Value,
         params: &FilterParams<Id>,
-        passes: &mut impl FnMut(&Id) -> bool,
     ) {
         let budget = params.max_failing as u64;
         let mut neighbors = Vec::new();
@@ -379,12 +382,12 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
                         }
                         stats.failing_expanded += 1;
                     }
-                    store.neighbors(state.get(index), 0, &mut neighbors);
+                    store.tested_neighbors(state.get(index), &mut neighbors);
                     state.get(index).distance
                 }
                 Next::HeldBack(id) => {
                     stats.failing_expanded += 1;
-                    store.neighbors_of(&id, &mut neighbors);
+                    store.tested_neighbors_of(&id, &mut neighbors);
                     f64::INFINITY
                 }
             };
@@ -392,13 +395,13 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
             batch.clear();
             batch_kinds.clear();
             failing.clear();
-            for &id in &neighbors {
+            for &(id, may_pass) in &neighbors {
                 if !self.visited.insert(id) {
                     continue;
                 }
                 state.stats.visited += 1;
                 stats.tested += 1;
-                if passes(&id) {
+                if may_pass {
                     batch.push(id);
                     batch_kinds.push(Kind::Passing);
                 } else {
@@ -423,13 +426,13 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
                         }
                         stats.failing_expanded += 1;
                         second.clear();
-                        store.neighbors_of(&id, &mut second);
-                        for &id2 in &second {
+                        store.tested_neighbors_of(&id, &mut second);
+                        for &(id2, may_pass) in &second {
                             if self.visited.contains(&id2) {
                                 continue;
                             }
                             stats.tested += 1;
-                            if passes(&id2) {
+                            if may_pass {
                                 self.visited.insert(id2);
                                 state.stats.visited += 1;
                                 batch.push(id2);

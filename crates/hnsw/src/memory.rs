@@ -220,6 +220,18 @@ impl InMemoryGraph {
         &self.nodes[id as usize].heap_tids
     }
 
+    /// The layer-0 neighbors of element `id` as a search reads them (counted, nothing for a
+    /// deleted element), for stores built on this one.
+    pub fn read_neighbors_of(&mut self, id: u32, out: &mut Vec<u32>) {
+        self.counters.neighbor_reads += 1;
+        let node = &self.nodes[id as usize];
+        if !node.deleted {
+            if let Some(list) = node.layers.first() {
+                out.extend_from_slice(list);
+            }
+        }
+    }
+
     /// Neighbor ids of an element on a layer (empty above its level).
     pub fn neighbor_ids(&self, id: u32, layer: u8) -> &[u32] {
         self.nodes[id as usize]
@@ -286,18 +298,6 @@ impl InMemoryGraph {
                 list
             })
             .collect()
-    }
-}
-
-impl crate::filter::FilterStore for InMemoryGraph {
-    fn neighbors_of(&mut self, id: &u32, out: &mut Vec<u32>) {
-        self.counters.neighbor_reads += 1;
-        let node = &self.nodes[*id as usize];
-        if !node.deleted {
-            if let Some(list) = node.layers.first() {
-                out.extend_from_slice(list);
-            }
-        }
     }
 }
 

@@ -85,14 +85,43 @@ impl Pages {
     }
 }
 
-/// The graph, recording the elements whose tuples a walk reads: loaded ones and those whose
-/// neighbor list it reads (a neighbor tuple is taken to share its element's page).
-struct Recorded<'g> {
+/// The graph with a filter, as a page store would serve it: each neighbor tested from beside
+/// its link (`may`: the passing rows, and any chance matches on top), each loaded element's
+/// exact attribute checked (it loads as not live if it fails). It records the elements whose
+/// tuples a walk reads (loaded ones, and those whose neighbor list it reads: a neighbor tuple is
+/// taken to share its element's page) and those it tests.
+struct Filtered<'g> {
     graph: &'g mut InMemoryGraph,
+    pass: &'g [bool],
+    may: fn(&[bool], u32) -> bool,
+    exact_on_load: bool,
     read: Vec<u32>,
+    tested: Vec<u32>,
 }
 
-impl GraphStore for Recorded<'_> {
+fn exactly(pass: &[bool], id: u32) -> bool {
+    pass[id as usize]
+}
+
+impl<'g> Filtered<'g> {
+    fn new(graph: &'g mut InMemoryGraph, pass: &'g [bool]) -> Self {
+        Filtered {
+            graph,
+            pass,
+            may: exactly,
+            exact_on_load: true,
+            read: Vec::new(),
+            tested: Vec::new(),
+        }
+    }
+
+    fn test(&mut self, ids: &[u32], out: &mut Vec<(u32, bool)>) {
+        self.tested.extend_from_slice(ids);
+        out.extend(ids.iter().map(|&id| (id, (self.may)(self.pass, id))));
+    }
+}
+
+impl GraphStore for Filtered<'_> {
     type Id = u32;
     type Meta = ();
     type Value = Vec<f32>;
@@ -108,14 +137,28 @@ impl GraphStore for Recorded<'_> {
 
     fn load(&mut self, query: &Vec<f32>, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
         self.read.extend_from_slice(ids);
+        let first = out.len();
         self.graph.load(query, ids, out);
+        if self.exact_on_load {
+            for c in &mut out[first..] {
+                c.live &= self.pass[c.id as usize];
+            }
+        }
     }
 }
 
-impl FilterStore for Recorded<'_> {
-    fn neighbors_of(&mut self, id: &u32, out: &mut Vec<u32>) {
+impl FilterStore for Filtered<'_> {
+    fn tested_neighbors(&mut self, element: &Candidate<u32, ()>, out: &mut Vec<(u32, bool)>) {
+        let mut ids = Vec::new();
+        self.neighbors(element, 0, &mut ids);
+        self.test(&ids, out);
+    }
+
+    fn tested_neighbors_of(&mut self, id: &u32, out: &mut Vec<(u32, bool)>) {
         self.read.push(*id);
-        self.graph.neighbors_of(id, out);
+        let mut ids = Vec::new();
+        self.graph.read_neighbors_of(*id, &mut ids);
+        self.test(&ids, out);
     }
 }
 
@@ -210,11 +253,7 @@ fn run_paged(
         let query = data.queries[q].clone();
         let truth = brute_force(&data.vectors, &passing, &query, K);
         let lists_before = data.graph.counters.neighbor_reads;
-        let mut tested_ids = Vec::new();
-        let mut store = Recorded {
-            graph: &mut data.graph,
-            read: Vec::new(),
-        };
+        let mut store = Filtered::new(&mut data.graph, pass);
         let found: Vec<u32> = match walk {
             Walk::PostFilter => {
                 let params = ScanParams {
@@ -222,6 +261,7 @@ fn run_paged(
                     mode: IterativeScan::Relaxed,
                     ..ScanParams::default()
                 };
+                store.exact_on_load = false;
                 let mut scan = Scan::new(query, params);
                 let mut found = Vec::new();
                 while found.len() < K {
@@ -250,16 +290,14 @@ fn run_paged(
                     params.seeds = vec![seed];
                 }
                 let (results, stats): (_, FilterStats) =
-                    filtered_search(&mut store, &query, &params, &mut |id: &u32| {
-                        tested_ids.push(*id);
-                        pass[*id as usize]
-                    });
+                    filtered_search(&mut store, &query, &params);
                 totals.distances += stats.search.distances;
                 totals.tested += stats.tested;
                 results.iter().take(K).map(|c| c.id).collect()
             }
         };
         let read = std::mem::take(&mut store.read);
+        let tested_ids = std::mem::take(&mut store.tested);
         for (i, p) in pages.iter().enumerate() {
             let mut seen: HashSet<u32> = read.iter().map(|&id| p.page_of[id as usize]).collect();
             totals.pages[i].0 += seen.len() as u64;
@@ -387,11 +425,13 @@ fn iterative_filtered_scans_go_past_ef() {
         for &q in &queries {
             let query = data.queries[q].clone();
             let params = FilterParams::new(EF, Expansion::TwoHop);
-            let mut scan = FilteredScan::new(query.clone(), params, mode, 20_000);
+            let mut scan: FilteredScan<Filtered<'_>> =
+                FilteredScan::new(query.clone(), params, mode, 20_000);
+            let mut store = Filtered::new(&mut data.graph, &pass);
             let mut rows = Vec::new();
             let mut previous = f64::NEG_INFINITY;
             while rows.len() < 100 {
-                let Some(c) = scan.next(&mut data.graph, &mut |id: &u32| pass[*id as usize]) else {
+                let Some(c) = scan.next(&mut store) else {
                     break;
                 };
                 assert!(pass[c.id as usize], "{mode:?}: a failing row");
@@ -418,41 +458,6 @@ fn iterative_filtered_scans_go_past_ef() {
     }
 }
 
-/// The graph with its elements' exact attributes checked on load: an element that fails loads
-/// as not live, as a page store that reads the attribute from the element tuple loads it.
-struct ExactOnLoad<'g> {
-    graph: &'g mut InMemoryGraph,
-    pass: &'g [bool],
-}
-
-impl GraphStore for ExactOnLoad<'_> {
-    type Id = u32;
-    type Meta = ();
-    type Value = Vec<f32>;
-
-    fn entry_point(&mut self) -> Option<EntryPoint<u32>> {
-        self.graph.entry_point()
-    }
-
-    fn neighbors(&mut self, element: &Candidate<u32, ()>, layer: u8, out: &mut Vec<u32>) {
-        self.graph.neighbors(element, layer, out);
-    }
-
-    fn load(&mut self, query: &Vec<f32>, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
-        let first = out.len();
-        self.graph.load(query, ids, out);
-        for c in &mut out[first..] {
-            c.live &= self.pass[c.id as usize];
-        }
-    }
-}
-
-impl FilterStore for ExactOnLoad<'_> {
-    fn neighbors_of(&mut self, id: &u32, out: &mut Vec<u32>) {
-        self.graph.neighbors_of(id, out);
-    }
-}
-
 /// A test before the load that also accepts a fifth of the failing rows (fingerprints that
 /// match by chance, far more often than 16 bits do) costs loads, never a wrong row or recall.
 #[test]
@@ -468,14 +473,10 @@ fn false_matches_before_the_load_return_no_failing_row() {
         let mut false_loads = 0;
         for &q in &queries {
             let query = data.queries[q].clone();
-            let mut store = ExactOnLoad {
-                graph: &mut data.graph,
-                pass: &pass,
-            };
+            let mut store = Filtered::new(&mut data.graph, &pass);
+            store.may = |pass, id| pass[id as usize] || id.is_multiple_of(5);
             let params = FilterParams::new(EF, Expansion::TwoHop);
-            let (results, stats) = filtered_search(&mut store, &query, &params, &mut |id: &u32| {
-                pass[*id as usize] || id.is_multiple_of(5)
-            });
+            let (results, stats) = filtered_search(&mut store, &query, &params);
             false_loads += stats.failing_loaded;
             let found: Vec<u32> = results.iter().take(K).map(|c| c.id).collect();
             assert!(
