@@ -13,7 +13,21 @@
 //!
 //! Indexes without the attribute keep their format byte for byte.
 
-use crate::page::{maxalign, read_u16, write_u16, ItemPointer, ITEM_POINTER_SIZE};
+use crate::hnsw::{
+    ElementMut, ElementTuple, FormatError, ELEMENT_HEADER_SIZE, NEIGHBOR_HEADER_SIZE,
+};
+use crate::page::{
+    maxalign, read_u16, write_u16, ItemPointer, BLCKSZ, ITEM_ID_SIZE, ITEM_POINTER_SIZE,
+    PAGE_HEADER_SIZE,
+};
+
+/// The first word of a composite index's metapage in pgvector's format, and in the quantized
+/// one: neither pgvector's library nor a reader of the plain formats opens such an index as
+/// one of its own ("hnsw index is not valid"), since it would write tuples without the
+/// attribute and fingerprints. Not accepted by [`crate::hnsw::MetaPage::decode`] until the
+/// library reads composite indexes.
+pub const COMPOSITE_MAGIC_NUMBER: u32 = 0xA953_F17E;
+pub const QUANTIZED_COMPOSITE_MAGIC_NUMBER: u32 = 0xA953_CF17;
 
 /// Bytes of a fingerprint beside each neighbor slot.
 pub const FINGERPRINT_SIZE: usize = 2;
@@ -101,6 +115,62 @@ impl AttributeTail {
     }
 }
 
+/// Bytes of a composite element tuple whose value is `value_len` bytes: pgvector's element tuple
+/// and the tail (the value's padding to 8 bytes is the same in both).
+pub const fn element_tuple_size(value_len: usize) -> usize {
+    crate::hnsw::element_tuple_size(value_len) + ATTRIBUTE_TAIL_SIZE
+}
+
+/// A composite element tuple: `tuple` as pgvector's format encodes it, then `attribute`'s tail.
+pub fn encode_element(tuple: &ElementTuple<'_>, attribute: &Attribute) -> Vec<u8> {
+    let mut out = vec![0; element_tuple_size(tuple.value.len())];
+    tuple.encode(&mut out[..tuple.size()]);
+    let at = ELEMENT_HEADER_SIZE + AttributeTail::offset(tuple.value.len());
+    AttributeTail::encode(attribute, &mut out[at..]);
+    out
+}
+
+/// The attribute of a composite element tuple (`None`: no readable value or tail).
+pub fn element_attribute(item: &[u8]) -> Option<Attribute> {
+    let view = crate::hnsw::ElementView::parse(item).ok()?;
+    AttributeTail::read(view.data(), view.value()?.len())
+}
+
+/// What vacuum does to a composite element it deletes: as to pgvector's
+/// ([`ElementMut::mark_deleted`]), and the whole data part zeroed, the attribute with it.
+/// Returns the new version.
+pub fn mark_element_deleted(item: &mut [u8]) -> Result<u8, FormatError> {
+    let version = ElementMut::parse(item)?.mark_deleted();
+    item[ELEMENT_HEADER_SIZE..].fill(0);
+    Ok(version)
+}
+
+/// The highest level whose composite neighbor tuple (8 bytes a slot) still fits on a page,
+/// capped at 63 as pgvector's: 61 at `m` 16 (63 for pgvector's 6-byte slots), 8 at `m` 100.
+pub const fn max_level(m: usize) -> u8 {
+    let slots = (BLCKSZ
+        - maxalign(PAGE_HEADER_SIZE)
+        - maxalign(crate::hnsw::OPAQUE_SIZE)
+        - NEIGHBOR_HEADER_SIZE
+        - ITEM_ID_SIZE)
+        / (ITEM_POINTER_SIZE + FINGERPRINT_SIZE)
+        / m;
+    let level = slots - 2;
+    if level < 63 {
+        level as u8
+    } else {
+        63
+    }
+}
+
+/// Zeroes every fingerprint of a composite neighbor tuple of `count` slots (vacuum clears the
+/// TIDs of a deleted element's tuple with [`crate::hnsw::NeighborMut::clear`]).
+pub fn clear_fingerprints(item: &mut [u8], count: usize) {
+    for i in 0..count {
+        set_slot_fingerprint(item, count, i, 0);
+    }
+}
+
 /// Bytes of a composite neighbor tuple of `count` slots, `MAXALIGN`ed: pgvector's header and
 /// TIDs, then the fingerprints.
 pub fn neighbor_tuple_size(count: usize) -> usize {
@@ -109,7 +179,7 @@ pub fn neighbor_tuple_size(count: usize) -> usize {
 
 /// Where the fingerprints of a neighbor tuple of `count` slots start.
 pub fn fingerprints_at(count: usize) -> usize {
-    crate::hnsw::NEIGHBOR_HEADER_SIZE + ITEM_POINTER_SIZE * count
+    NEIGHBOR_HEADER_SIZE + ITEM_POINTER_SIZE * count
 }
 
 /// The fingerprint of slot `i` of a composite neighbor tuple of `count` slots; `None` if the
@@ -297,6 +367,67 @@ mod tests {
             tids,
             "the TIDs are left alone"
         );
+    }
+
+    #[test]
+    fn elements_keep_pgvectors_part_and_end_with_the_attribute() {
+        let tids = [ItemPointer::new(7, 3), ItemPointer::new(9, 1)];
+        for value_len in [12usize, 16, 21] {
+            let mut value = vec![0u8; value_len];
+            value[..4].copy_from_slice(&((value_len as u32) << 2).to_le_bytes());
+            value[4..]
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, b)| *b = i as u8 + 1);
+            let tuple = ElementTuple {
+                level: 2,
+                deleted: 0,
+                version: 5,
+                heap_tids: &tids,
+                neighbor_tid: ItemPointer::new(7, 4),
+                value: &value,
+            };
+            let attribute = Attribute::Int4(-77);
+            let mut item = encode_element(&tuple, &attribute);
+            assert_eq!(item.len(), element_tuple_size(value_len));
+            assert_eq!(item.len(), maxalign(ELEMENT_HEADER_SIZE + value_len) + 16);
+            assert_eq!(
+                &item[..tuple.size()],
+                &tuple.to_vec()[..],
+                "pgvector's part"
+            );
+            let view = crate::hnsw::ElementView::parse(&item).unwrap();
+            assert_eq!(view.value(), Some(&value[..]));
+            assert_eq!(view.heap_tids().collect::<Vec<_>>(), tids);
+            assert_eq!(element_attribute(&item), Some(attribute));
+            let version = mark_element_deleted(&mut item).unwrap();
+            assert_eq!(version, 6);
+            let view = crate::hnsw::ElementView::parse(&item).unwrap();
+            assert!(view.deleted());
+            assert!(view.data().iter().all(|&b| b == 0), "value and tail zeroed");
+            assert_eq!(element_attribute(&item), None);
+        }
+    }
+
+    #[test]
+    fn composite_levels_leave_room_for_fingerprints() {
+        assert_eq!(max_level(16), 61);
+        assert_eq!(max_level(100), 8);
+        assert_eq!(max_level(2), 63);
+        for m in [2usize, 5, 16, 48, 100] {
+            let count = crate::hnsw::neighbor_count(max_level(m), m);
+            let room =
+                BLCKSZ - maxalign(PAGE_HEADER_SIZE) - crate::hnsw::OPAQUE_SIZE - ITEM_ID_SIZE;
+            assert!(
+                neighbor_tuple_size(count) <= room,
+                "m {m}: the top level's tuple fits"
+            );
+            assert!(max_level(m) <= crate::hnsw::max_level(m));
+        }
+        let mut item = vec![0u8; neighbor_tuple_size(4)];
+        encode_neighbor_tuple(1, &[ItemPointer::new(1, 1); 4], &[9, 8, 7, 6], &mut item);
+        clear_fingerprints(&mut item, 4);
+        assert!((0..4).all(|i| slot_fingerprint(&item, 4, i) == Some(0)));
     }
 
     #[test]

@@ -22,9 +22,20 @@ pub fn level_multiplier(m: usize) -> f64 {
 
 /// Highest level an element may get for `m` with the given block size.
 pub fn max_level_for_block(m: usize, block_size: usize) -> u8 {
-    let slots = (block_size - NEIGHBOR_PAGE_OVERHEAD) / ITEM_POINTER_SIZE / m;
+    max_level_for_slots(m, block_size, ITEM_POINTER_SIZE)
+}
+
+/// Highest level an element may get for `m` when each neighbor slot takes `slot_bytes` (a
+/// composite index keeps a 2-byte fingerprint beside each 6-byte item pointer).
+pub fn max_level_for_slots(m: usize, block_size: usize, slot_bytes: usize) -> u8 {
+    let slots = (block_size - NEIGHBOR_PAGE_OVERHEAD) / slot_bytes / m;
     let level = slots.saturating_sub(2).min(63);
     level as u8
+}
+
+/// Draws a level for `m`, at most `max_level`.
+pub fn draw_level_capped(uniform: &mut impl FnMut() -> f64, m: usize, max_level: u8) -> u8 {
+    level_from_uniform(uniform(), level_multiplier(m), max_level)
 }
 
 /// Highest level an element may get for `m` on 8 kB pages.
@@ -42,7 +53,7 @@ pub fn level_from_uniform(u: f64, ml: f64, max_level: u8) -> u8 {
 
 /// Draws a level for `m` from a caller-supplied uniform source.
 pub fn draw_level(uniform: &mut impl FnMut() -> f64, m: usize) -> u8 {
-    level_from_uniform(uniform(), level_multiplier(m), max_level(m))
+    draw_level_capped(uniform, m, max_level(m))
 }
 
 /// Small deterministic generator (SplitMix64) for tests and tools.
@@ -82,6 +93,12 @@ mod tests {
         assert_eq!(max_level(100), 11);
         assert_eq!(max_level(2), 63);
         assert_eq!(max_level(50), 25);
+        // 8-byte slots (item pointer and fingerprint): the composite format's caps.
+        assert_eq!(max_level_for_slots(16, DEFAULT_BLOCK_SIZE, 8), 61);
+        assert_eq!(max_level_for_slots(100, DEFAULT_BLOCK_SIZE, 8), 8);
+        let mut draws = [0.0, 1e-300].into_iter();
+        assert_eq!(draw_level_capped(&mut || draws.next().unwrap(), 16, 61), 61);
+        assert_eq!(draw_level_capped(&mut || draws.next().unwrap(), 16, 61), 61);
     }
 
     #[test]
