@@ -23,14 +23,18 @@
 //! attribute checked); such an element, like one with no rows left, steers the walk but is
 //! never returned or counted towards `ef`.
 //!
+//! A [`FilteredScan`] follows [`crate::Scan`]'s contract: `hnsw.ef_search`, the iterative
+//! modes, `max_scan_tuples` and the memory budget from [`ScanParams`], the scan lock around
+//! each round, and growth that fails as "out of memory" rather than aborting.
+//!
 //! [`FilterParams::seeds`] adds entries of the caller's (elements known to pass, such as an
 //! entry point kept per frequent value) to the descent's, so that a walk can start inside a
 //! matching region far from the query's.
 
 use crate::id_set::IdSet;
-use crate::scan::IterativeScan;
+use crate::scan::{IterativeScan, ScanParams};
 use crate::search::{descend, descent_ef, entry_candidate, SearchState, SearchStats};
-use crate::storage::{Candidate, Candidates, GraphStore};
+use crate::storage::{Candidate, Candidates, GraphLock, GraphStore};
 use vector_pairing_heap::{HeapOrder, PairingHeap};
 
 /// A store that knows the scan's filter: it tests each neighbor from what the list keeps beside
@@ -59,15 +63,11 @@ pub enum Expansion {
     TwoHop,
 }
 
-/// Settings of one filtered search.
+/// How a filtered scan walks, beside the scan's own settings ([`ScanParams`]).
 #[derive(Clone, Debug)]
 pub struct FilterParams<Id> {
-    /// Passing elements kept on layer 0 (`hnsw.ef_search`).
-    pub ef: usize,
-    /// Queue size on the layers above 0.
-    pub descent_ef: usize,
     pub expansion: Expansion,
-    /// Failing elements a walk expands at most (their neighbor lists read).
+    /// Failing elements a scan expands at most (their neighbor lists read).
     pub max_failing: usize,
     /// Elements known to pass, added to layer 0's entries.
     pub seeds: Vec<Id>,
@@ -77,11 +77,9 @@ pub struct FilterParams<Id> {
 }
 
 impl<Id> FilterParams<Id> {
-    /// The settings for `ef` with the default budget and no seeds.
-    pub fn new(ef: usize, expansion: Expansion) -> Self {
+    /// The default budget, no seeds.
+    pub fn new(expansion: Expansion) -> Self {
         FilterParams {
-            ef,
-            descent_ef: descent_ef(ef),
             expansion,
             max_failing: 10_000,
             seeds: Vec::new(),
@@ -95,9 +93,9 @@ impl<Id> FilterParams<Id> {
 pub struct FilterStats {
     /// The walk's counters (`distances` counts loads of passing and failing elements alike).
     pub search: SearchStats,
-    /// Elements whose attribute was tested.
+    /// Neighbors tested (from beside their links).
     pub tested: u64,
-    /// Failing elements loaded (compared with the query).
+    /// Failing elements loaded (compared with the query), chance matches included.
     pub failing_loaded: u64,
     /// Failing elements whose neighbor list was read (expanded or looked through).
     pub failing_expanded: u64,
@@ -118,32 +116,41 @@ enum Next<Id> {
 }
 
 /// The live elements nearest to `query` that pass the store's filter, nearest first, at most
-/// `params.ef` of them, and the work done: one round of a [`FilteredScan`].
+/// `ef` of them, and the work done: one round of a [`FilteredScan`].
 pub fn filtered_search<S: FilterStore>(
     store: &mut S,
     query: &S::Value,
+    ef: usize,
     params: &FilterParams<S::Id>,
 ) -> (Candidates<S::Id, S::Meta>, FilterStats)
 where
     S::Value: Clone,
 {
-    let mut scan = FilteredScan::new(query.clone(), params.clone(), IterativeScan::Off, 0);
-    let results = std::iter::from_fn(|| scan.next(store)).collect();
-    (results, scan.stats())
+    let scan = ScanParams {
+        ef_search: ef,
+        descent_ef: descent_ef(ef),
+        ..ScanParams::default()
+    };
+    let mut filtered = FilteredScan::new(query.clone(), scan, params.clone());
+    let results = std::iter::from_fn(|| filtered.next(store)).collect();
+    (results, filtered.stats())
 }
 
-/// A filtered index scan: rounds of the filtered walk, each finding up to `ef` passing elements
-/// not returned yet, resumed (iterative scans) from the candidates the last round left queued
-/// or pushed out, as pgvector's iterative scan resumes from its discarded elements.
+/// A filtered index scan: rounds of the filtered walk, each finding up to `ef_search` passing
+/// elements not returned yet, resumed (iterative scans) from the candidates the last round left
+/// queued or pushed out, as pgvector's iterative scan resumes from its discarded elements. Once
+/// `max_scan_tuples` elements are visited or the memory budget is spent, the passing elements
+/// already loaded are handed out, nearest first, and the scan ends.
 pub struct FilteredScan<S: GraphStore> {
     query: S::Value,
-    params: FilterParams<S::Id>,
-    mode: IterativeScan,
-    max_scan_tuples: u64,
+    params: ScanParams,
+    filter: FilterParams<S::Id>,
     state: SearchState<S::Id, S::Meta>,
     walk: Walk<S::Id>,
     stats: FilterStats,
     started: bool,
+    /// No further round: `max_scan_tuples` or the memory budget reached, or nothing to walk.
+    finished: bool,
     /// The last round's results, furthest first.
     ready: Vec<u32>,
     /// The furthest distance returned (strict order).
@@ -151,20 +158,12 @@ pub struct FilteredScan<S: GraphStore> {
 }
 
 impl<S: FilterStore> FilteredScan<S> {
-    /// A scan for `query`; `mode` and `max_scan_tuples` as `hnsw.iterative_scan` and
-    /// `hnsw.max_scan_tuples` (elements visited before no further round starts).
-    pub fn new(
-        query: S::Value,
-        params: FilterParams<S::Id>,
-        mode: IterativeScan,
-        max_scan_tuples: u64,
-    ) -> Self {
-        let ef = params.ef.max(1);
+    /// A scan for `query` with the scan's settings and the filter's.
+    pub fn new(query: S::Value, params: ScanParams, filter: FilterParams<S::Id>) -> Self {
         FilteredScan {
             query,
             params,
-            mode,
-            max_scan_tuples,
+            filter,
             state: SearchState::new(),
             walk: Walk {
                 c: PairingHeap::new(HeapOrder::Nearest),
@@ -174,13 +173,32 @@ impl<S: FilterStore> FilteredScan<S> {
                 pushed_out: Vec::new(),
                 kinds: Vec::new(),
                 visited: IdSet::default(),
-                ef,
+                ef: params.ef_search.max(1),
+                out_of_memory: None,
+                #[cfg(test)]
+                reservations_left: None,
             },
             stats: FilterStats::default(),
             started: false,
+            finished: false,
             ready: Vec::new(),
             previous: f64::NEG_INFINITY,
         }
+    }
+
+    /// Replaces the scan's settings for the rest of the scan (as [`crate::Scan::set_params`]).
+    pub fn set_params(&mut self, params: ScanParams) {
+        self.params = params;
+    }
+
+    /// The scan's settings in effect.
+    pub fn params(&self) -> ScanParams {
+        self.params
+    }
+
+    /// The query.
+    pub fn query(&self) -> &S::Value {
+        &self.query
     }
 
     /// The work so far.
@@ -190,43 +208,94 @@ impl<S: FilterStore> FilteredScan<S> {
         stats
     }
 
-    /// Elements visited so far (pgvector's `tuples`, as `max_scan_tuples` counts them).
+    /// Elements visited so far, as `max_scan_tuples` counts them.
     pub fn tuples(&self) -> u64 {
         self.state.stats.visited
+    }
+
+    /// Bytes the scan's structures hold now (its own estimate: the candidates, the visited
+    /// set, the queues), compared with the memory budget.
+    pub fn memory_allocated(&self) -> usize {
+        let w = &self.walk;
+        self.state.arena.capacity() * std::mem::size_of::<Candidate<S::Id, S::Meta>>()
+            + w.visited.capacity() * (std::mem::size_of::<S::Id>() + 1)
+            + (w.c.len() + w.w.len() + w.held.len()) * HEAP_NODE_BYTES
+            + w.kinds.capacity()
+            + w.held_ids.capacity() * std::mem::size_of::<S::Id>()
+            + w.pushed_out.capacity() * std::mem::size_of::<u32>()
+    }
+
+    /// Bytes of an allocation that failed: the scan stopped and [`Self::next`] returns `None`;
+    /// the caller raises "out of memory" instead of ending the scan.
+    pub fn out_of_memory(&self) -> Option<usize> {
+        self.walk.out_of_memory
+    }
+
+    /// The rows [`Self::next`] will return without walking again, nearest first (a strict scan
+    /// may still skip some).
+    pub fn upcoming(&self) -> impl Iterator<Item = &Candidate<S::Id, S::Meta>> + '_ {
+        self.ready
+            .iter()
+            .rev()
+            .map(|&i| self.state.get(i))
+            .filter(|c| c.live)
     }
 
     /// The next passing element, nearest first within a round; `None` when the scan is done.
     pub fn next(&mut self, store: &mut S) -> Option<Candidate<S::Id, S::Meta>> {
         loop {
+            if self.walk.out_of_memory.is_some() {
+                return None;
+            }
             if let Some(index) = self.ready.pop() {
                 let candidate = self.state.get(index);
                 if !candidate.live {
                     continue;
                 }
-                if self.mode == IterativeScan::Strict && candidate.distance < self.previous {
+                if self.params.mode == IterativeScan::Strict && candidate.distance < self.previous {
                     continue;
                 }
                 self.previous = self.previous.max(candidate.distance);
                 return Some(candidate.clone());
             }
+            if self.finished {
+                return None;
+            }
+            store.lock(GraphLock::ScanShare);
             if !self.started {
                 self.started = true;
                 if !self.start(store) {
-                    return None;
+                    self.finished = true;
                 }
-            } else if self.mode == IterativeScan::Off
-                || self.tuples() >= self.max_scan_tuples
-                || !self.walk.resume(&self.state)
+            } else if self.params.mode == IterativeScan::Off {
+                self.finished = true;
+            } else if self.tuples() >= self.params.max_scan_tuples
+                || self.memory_allocated() > self.params.max_memory
             {
-                return None;
+                // Spent: what was loaded and passes is all that comes back.
+                self.walk.hand_out_pushed_out(&self.state);
+                self.finished = true;
+            } else if !self.walk.resume(&self.state) {
+                self.finished = true;
             }
-            self.walk.run(
-                store,
-                &mut self.state,
-                &mut self.stats,
-                &self.query,
-                &self.params,
-            );
+            if !self.finished {
+                let before = (self.tuples(), self.stats.failing_expanded);
+                self.walk.ef = self.params.ef_search.max(1);
+                self.walk.run(
+                    store,
+                    &mut self.state,
+                    &mut self.stats,
+                    &self.query,
+                    &self.filter,
+                );
+                // A round that found nothing and moved nowhere (the failing budget spent on
+                // what is left) ends the scan.
+                let after = (self.tuples(), self.stats.failing_expanded);
+                if self.walk.w.is_empty() && before == after {
+                    self.finished = true;
+                }
+            }
+            store.unlock(GraphLock::ScanShare);
             self.ready = std::iter::from_fn(|| self.walk.w.pop().map(|(i, _)| i)).collect();
         }
     }
@@ -248,12 +317,19 @@ impl<S: FilterStore> FilteredScan<S> {
             (self.params.descent_ef.max(1), 1),
             false,
         );
-        if !self.params.seeds.is_empty() {
-            let mut loaded = Vec::with_capacity(self.params.seeds.len());
-            store.load(&self.query, &self.params.seeds, &mut loaded);
-            state.stats.distances += self.params.seeds.len() as u64;
+        if !self.filter.seeds.is_empty() {
+            let mut loaded = Vec::new();
+            if loaded.try_reserve(self.filter.seeds.len()).is_err() {
+                self.walk.out_of_memory = Some(self.filter.seeds.len());
+                return false;
+            }
+            store.load(&self.query, &self.filter.seeds, &mut loaded);
+            state.stats.distances += self.filter.seeds.len() as u64;
             state.stats.load_batches += 1;
             entries.extend(loaded.into_iter().map(|c| state.push(c)));
+        }
+        if self.walk.reserve(state, entries.len()).is_err() {
+            return false;
         }
         for &index in &entries {
             let id = state.get(index).id;
@@ -272,6 +348,9 @@ impl<S: FilterStore> FilteredScan<S> {
     }
 }
 
+/// Bytes a queued candidate takes in a pairing heap, as the memory estimate counts it.
+const HEAP_NODE_BYTES: usize = 24;
+
 struct Walk<Id> {
     /// Candidates to expand, nearest first (passing and loaded failing elements).
     c: PairingHeap,
@@ -287,6 +366,11 @@ struct Walk<Id> {
     pushed_out: Vec<u32>,
     visited: IdSet<Id>,
     ef: usize,
+    /// Bytes of a reservation that failed.
+    out_of_memory: Option<usize>,
+    /// Tests: the number of reservations that succeed before one fails.
+    #[cfg(test)]
+    reservations_left: Option<usize>,
 }
 
 impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
@@ -300,6 +384,39 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
             self.kinds.resize(i + 1, Kind::Failing);
         }
         self.kinds[i] = kind;
+    }
+
+    /// Room for `n` more elements in everything a batch of `n` may grow, so that the pushes
+    /// that follow cannot fail; on failure, records it and returns `Err`.
+    fn reserve<Meta>(&mut self, state: &mut SearchState<Id, Meta>, n: usize) -> Result<(), ()> {
+        let arena = state.arena.len() + n;
+        let reserved = state
+            .arena
+            .try_reserve(n)
+            .map_err(|_| n * std::mem::size_of::<Candidate<Id, Meta>>())
+            .and_then(|_| {
+                self.kinds
+                    .try_reserve(arena.saturating_sub(self.kinds.len()))
+                    .map_err(|_| n)
+            })
+            .and_then(|_| self.visited.try_reserve(n).map_err(|_| n * 8))
+            .and_then(|_| self.held_ids.try_reserve(n).map_err(|_| n * 8))
+            .and_then(|_| self.pushed_out.try_reserve(n).map_err(|_| n * 4))
+            .and_then(|_| self.c.try_reserve(n))
+            .and_then(|_| self.w.try_reserve(n))
+            .and_then(|_| self.held.try_reserve(n));
+        #[cfg(test)]
+        let reserved = match self.reservations_left.as_mut() {
+            Some(0) => Err(n),
+            Some(left) => {
+                *left -= 1;
+                reserved
+            }
+            None => reserved,
+        };
+        reserved.map_err(|bytes| {
+            self.out_of_memory = Some(bytes);
+        })
     }
 
     fn full(&self) -> bool {
@@ -334,11 +451,34 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
     /// is offered again. False when nothing is left to walk.
     fn resume<Meta: Clone>(&mut self, state: &SearchState<Id, Meta>) -> bool {
         let left_out = std::mem::take(&mut self.pushed_out);
+        if self.pushed_out.try_reserve(left_out.len()).is_err()
+            || self.c.try_reserve(left_out.len()).is_err()
+            || self.w.try_reserve(left_out.len()).is_err()
+        {
+            self.out_of_memory = Some(left_out.len() * HEAP_NODE_BYTES);
+            return false;
+        }
         for index in left_out {
             let kind = self.kind(index);
             self.offer(state, index, kind);
         }
         !(self.c.is_empty() && self.held.is_empty())
+    }
+
+    /// Ends the scan with the passing elements it loaded and left out, all of them into W.
+    fn hand_out_pushed_out<Meta: Clone>(&mut self, state: &SearchState<Id, Meta>) {
+        self.c = PairingHeap::new(HeapOrder::Nearest);
+        self.held = PairingHeap::new(HeapOrder::Nearest);
+        let left_out = std::mem::take(&mut self.pushed_out);
+        if self.w.try_reserve(left_out.len()).is_err() {
+            self.out_of_memory = Some(left_out.len() * HEAP_NODE_BYTES);
+            return;
+        }
+        for index in left_out {
+            if self.kind(index) == Kind::Passing {
+                self.w.push(index, state.get(index).distance);
+            }
+        }
     }
 
     fn run<S: FilterStore<Id = Id>>(
@@ -350,6 +490,10 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
         params: &FilterParams<Id>,
     ) {
         let budget = params.max_failing as u64;
+        if self.c.is_empty() && self.held.is_empty() {
+            // Handing out what was left: nothing to walk.
+            return;
+        }
         let mut neighbors = Vec::new();
         let mut second = Vec::new();
         let mut failing = Vec::new();
@@ -392,6 +536,9 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
                 }
             };
             state.stats.hops += 1;
+            if self.reserve(state, neighbors.len()).is_err() {
+                return;
+            }
             batch.clear();
             batch_kinds.clear();
             failing.clear();
@@ -427,6 +574,9 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
                         stats.failing_expanded += 1;
                         second.clear();
                         store.tested_neighbors_of(&id, &mut second);
+                        if self.reserve(state, batch.len() + second.len()).is_err() {
+                            return;
+                        }
                         for &(id2, may_pass) in &second {
                             if self.visited.contains(&id2) {
                                 continue;
@@ -445,6 +595,11 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
             if batch.is_empty() {
                 continue;
             }
+            if self.reserve(state, batch.len()).is_err() || loaded.try_reserve(batch.len()).is_err()
+            {
+                self.out_of_memory.get_or_insert(batch.len());
+                return;
+            }
             loaded.clear();
             store.load(query, &batch, &mut loaded);
             state.stats.distances += batch.len() as u64;
@@ -461,5 +616,106 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
                 self.offer(state, index, kind);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{l2_squared, InMemoryGraph};
+    use crate::storage::EntryPoint;
+    use crate::GraphParams;
+
+    /// Every third element passes.
+    struct Thirds(InMemoryGraph);
+
+    impl GraphStore for Thirds {
+        type Id = u32;
+        type Meta = ();
+        type Value = Vec<f32>;
+
+        fn entry_point(&mut self) -> Option<EntryPoint<u32>> {
+            self.0.entry_point()
+        }
+
+        fn neighbors(&mut self, element: &Candidate<u32, ()>, layer: u8, out: &mut Vec<u32>) {
+            self.0.neighbors(element, layer, out);
+        }
+
+        fn load(&mut self, query: &Vec<f32>, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
+            let first = out.len();
+            self.0.load(query, ids, out);
+            for c in &mut out[first..] {
+                c.live &= c.id % 3 == 0;
+            }
+        }
+    }
+
+    impl FilterStore for Thirds {
+        fn tested_neighbors(&mut self, element: &Candidate<u32, ()>, out: &mut Vec<(u32, bool)>) {
+            let mut ids = Vec::new();
+            self.0.neighbors(element, 0, &mut ids);
+            out.extend(ids.into_iter().map(|id| (id, id % 3 == 0)));
+        }
+
+        fn tested_neighbors_of(&mut self, id: &u32, out: &mut Vec<(u32, bool)>) {
+            let mut ids = Vec::new();
+            self.0.read_neighbors_of(*id, &mut ids);
+            out.extend(ids.into_iter().map(|id| (id, id % 3 == 0)));
+        }
+    }
+
+    #[test]
+    fn a_failed_reservation_stops_the_scan_with_out_of_memory() {
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let vectors: Vec<Vec<f32>> = (0..600)
+            .map(|_| (0..4).map(|_| next() as f32).collect())
+            .collect();
+        let params = GraphParams {
+            m: 4,
+            ef_construction: 16,
+        };
+        let (graph, _) = InMemoryGraph::build(&vectors, &params, l2_squared, &mut next);
+        let mut store = Thirds(graph);
+        let scan_params = ScanParams {
+            ef_search: 10,
+            mode: IterativeScan::Relaxed,
+            ..ScanParams::default()
+        };
+        for left in [0usize, 1, 3, 10] {
+            let mut scan: FilteredScan<Thirds> = FilteredScan::new(
+                vec![0.5; 4],
+                scan_params,
+                FilterParams::new(Expansion::TwoHop),
+            );
+            scan.walk.reservations_left = Some(left);
+            let mut rows = 0;
+            while let Some(c) = scan.next(&mut store) {
+                assert_eq!(c.id % 3, 0);
+                rows += 1;
+            }
+            assert!(
+                scan.out_of_memory().is_some(),
+                "{left}: the failure is reported"
+            );
+            assert!(rows < 200, "{left}: the scan stopped ({rows} rows)");
+        }
+        let mut scan: FilteredScan<Thirds> = FilteredScan::new(
+            vec![0.5; 4],
+            scan_params,
+            FilterParams::new(Expansion::TwoHop),
+        );
+        let rows = std::iter::from_fn(|| scan.next(&mut store)).count();
+        assert_eq!(scan.out_of_memory(), None);
+        assert_eq!(
+            rows, 200,
+            "without the failure every passing row comes back"
+        );
     }
 }

@@ -13,7 +13,7 @@ use vector_hnsw::filter::{filtered_search, Expansion, FilterParams, FilterStats,
 use vector_hnsw::level::SplitMix64;
 use vector_hnsw::memory::l2_squared;
 use vector_hnsw::placement::{shared_lists_first, PagePacker};
-use vector_hnsw::storage::{Candidate, EntryPoint, GraphStore};
+use vector_hnsw::storage::{Candidate, EntryPoint, GraphLock, GraphStore};
 use vector_hnsw::{GraphParams, InMemoryGraph, IterativeScan, Scan, ScanParams};
 
 const K: usize = 10;
@@ -97,6 +97,9 @@ struct Filtered<'g> {
     exact_on_load: bool,
     read: Vec<u32>,
     tested: Vec<u32>,
+    /// Scan lock and unlock calls; `locked` while held.
+    locks: usize,
+    locked: bool,
 }
 
 fn exactly(pass: &[bool], id: u32) -> bool {
@@ -112,6 +115,8 @@ impl<'g> Filtered<'g> {
             exact_on_load: true,
             read: Vec::new(),
             tested: Vec::new(),
+            locks: 0,
+            locked: false,
         }
     }
 
@@ -133,6 +138,20 @@ impl GraphStore for Filtered<'_> {
     fn neighbors(&mut self, element: &Candidate<u32, ()>, layer: u8, out: &mut Vec<u32>) {
         self.read.push(element.id);
         self.graph.neighbors(element, layer, out);
+    }
+
+    fn lock(&mut self, lock: GraphLock) {
+        assert_eq!(lock, GraphLock::ScanShare);
+        assert!(!self.locked, "locked twice");
+        self.locked = true;
+        self.locks += 1;
+    }
+
+    fn unlock(&mut self, lock: GraphLock) {
+        assert_eq!(lock, GraphLock::ScanShare);
+        assert!(self.locked, "unlocked without a lock");
+        self.locked = false;
+        self.locks += 1;
     }
 
     fn load(&mut self, query: &Vec<f32>, ids: &[u32], out: &mut Vec<Candidate<u32, ()>>) {
@@ -277,10 +296,10 @@ fn run_paged(
             }
             Walk::Filtered(..) | Walk::TwoHopBelow(_) => {
                 let mut params = match walk {
-                    Walk::Filtered(expansion, _) => FilterParams::new(EF, expansion),
+                    Walk::Filtered(expansion, _) => FilterParams::new(expansion),
                     Walk::TwoHopBelow(enough) => FilterParams {
                         enough_passing: enough,
-                        ..FilterParams::new(EF, Expansion::TwoHop)
+                        ..FilterParams::new(Expansion::TwoHop)
                     },
                     Walk::PostFilter => unreachable!(),
                 };
@@ -290,7 +309,7 @@ fn run_paged(
                     params.seeds = vec![seed];
                 }
                 let (results, stats): (_, FilterStats) =
-                    filtered_search(&mut store, &query, &params);
+                    filtered_search(&mut store, &query, EF, &params);
                 totals.distances += stats.search.distances;
                 totals.tested += stats.tested;
                 results.iter().take(K).map(|c| c.id).collect()
@@ -424,9 +443,13 @@ fn iterative_filtered_scans_go_past_ef() {
         let mut total_recall = 0.0;
         for &q in &queries {
             let query = data.queries[q].clone();
-            let params = FilterParams::new(EF, Expansion::TwoHop);
+            let params = ScanParams {
+                ef_search: EF,
+                mode,
+                ..ScanParams::default()
+            };
             let mut scan: FilteredScan<Filtered<'_>> =
-                FilteredScan::new(query.clone(), params, mode, 20_000);
+                FilteredScan::new(query.clone(), params, FilterParams::new(Expansion::TwoHop));
             let mut store = Filtered::new(&mut data.graph, &pass);
             let mut rows = Vec::new();
             let mut previous = f64::NEG_INFINITY;
@@ -475,8 +498,8 @@ fn false_matches_before_the_load_return_no_failing_row() {
             let query = data.queries[q].clone();
             let mut store = Filtered::new(&mut data.graph, &pass);
             store.may = |pass, id| pass[id as usize] || id.is_multiple_of(5);
-            let params = FilterParams::new(EF, Expansion::TwoHop);
-            let (results, stats) = filtered_search(&mut store, &query, &params);
+            let params = FilterParams::new(Expansion::TwoHop);
+            let (results, stats) = filtered_search(&mut store, &query, EF, &params);
             false_loads += stats.failing_loaded;
             let found: Vec<u32> = results.iter().take(K).map(|c| c.id).collect();
             assert!(
@@ -491,4 +514,85 @@ fn false_matches_before_the_load_return_no_failing_row() {
         assert!(false_loads > 0, "{spread:?}: the false matches were loaded");
         assert!(mean >= 0.95, "{spread:?}: recall {mean:.4}");
     }
+}
+
+/// `max_scan_tuples` and the memory budget end an iterative filtered scan as they end pgvector's
+/// iterative scan: the passing rows it loaded are handed out, nearest first, and no more; the
+/// scan takes the scan lock around each round; settings changed between rows apply.
+#[test]
+#[cfg_attr(debug_assertions, ignore = "builds a 20k-row graph: run in release")]
+fn filtered_scans_keep_their_budgets() {
+    use vector_hnsw::filter::FilteredScan;
+    let mut data = data(20_000, 16, 10);
+    let (pass, queries) = filter(&data, 0.01, Spread::Uniform, 9);
+    let query = data.queries[queries[0]].clone();
+    let mut rows = |params: ScanParams, change: Option<ScanParams>| {
+        let mut store = Filtered::new(&mut data.graph, &pass);
+        let mut scan: FilteredScan<Filtered<'_>> =
+            FilteredScan::new(query.clone(), params, FilterParams::new(Expansion::TwoHop));
+        let mut n = 0;
+        while let Some(c) = scan.next(&mut store) {
+            assert!(pass[c.id as usize]);
+            n += 1;
+            if n == 5 {
+                if let Some(p) = change {
+                    scan.set_params(p);
+                }
+            }
+        }
+        assert_eq!(scan.out_of_memory(), None);
+        (n, scan.tuples(), scan.memory_allocated())
+    };
+    let relaxed = ScanParams {
+        ef_search: EF,
+        mode: IterativeScan::Relaxed,
+        ..ScanParams::default()
+    };
+    let (all, tuples, memory) = rows(relaxed, None);
+    assert_eq!(all, 200, "an unbounded scan returns every passing row");
+    assert!(
+        tuples > 2_000 && memory > 0,
+        "{tuples} tuples, {memory} bytes"
+    );
+    let (few, few_tuples, _) = rows(
+        ScanParams {
+            max_scan_tuples: 2_000,
+            ..relaxed
+        },
+        None,
+    );
+    assert!(few < all && few >= EF, "{few} rows within 2,000 tuples");
+    assert!(few_tuples < tuples);
+    let (tight, _, _) = rows(
+        ScanParams {
+            max_memory: 1,
+            ..relaxed
+        },
+        None,
+    );
+    assert!(tight >= EF && tight < all, "{tight} rows within 1 byte");
+    let (off, _, _) = rows(
+        ScanParams {
+            ef_search: EF,
+            ..ScanParams::default()
+        },
+        None,
+    );
+    assert_eq!(off, EF, "one round");
+    let (switched, _, _) = rows(
+        ScanParams {
+            ef_search: EF,
+            ..ScanParams::default()
+        },
+        Some(relaxed),
+    );
+    assert_eq!(switched, all, "iterative from the sixth row on");
+    let locks = {
+        let mut store = Filtered::new(&mut data.graph, &pass);
+        let mut scan: FilteredScan<Filtered<'_>> =
+            FilteredScan::new(query.clone(), relaxed, FilterParams::new(Expansion::TwoHop));
+        while scan.next(&mut store).is_some() {}
+        store.locks
+    };
+    assert!(locks > 1 && locks % 2 == 0, "{locks} lock calls, paired");
 }
