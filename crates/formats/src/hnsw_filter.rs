@@ -64,8 +64,9 @@ pub fn fingerprint(attribute: &Attribute) -> u16 {
     folded.max(1)
 }
 
-/// The attribute an element tuple ends with: the value's 8 bytes (an `int4` widened), then its
-/// kind (0 NULL, 1 `int4`, 2 `int8`), then 7 zero bytes.
+/// The attribute an element tuple ends with: the value's 8 bytes (an `int4` widened, in the
+/// server's byte order like every page field), then its kind (0 NULL, 1 `int4`, 2 `int8`),
+/// then 7 zero bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AttributeTail;
 
@@ -89,7 +90,7 @@ impl AttributeTail {
         };
         let out = &mut out[..ATTRIBUTE_TAIL_SIZE];
         out.fill(0);
-        out[..8].copy_from_slice(&value.to_le_bytes());
+        out[..8].copy_from_slice(&value.to_ne_bytes());
         out[8] = kind;
     }
 
@@ -97,7 +98,7 @@ impl AttributeTail {
     /// `int4` out of its range (a damaged tuple).
     pub fn decode(tail: &[u8]) -> Option<Attribute> {
         let tail = tail.get(..ATTRIBUTE_TAIL_SIZE)?;
-        let value = i64::from_le_bytes(tail[..8].try_into().ok()?);
+        let value = i64::from_ne_bytes(tail[..8].try_into().ok()?);
         if tail[9..].iter().any(|&b| b != 0) {
             return None;
         }
@@ -154,8 +155,8 @@ pub const fn max_level(m: usize) -> u8 {
         - NEIGHBOR_HEADER_SIZE
         - ITEM_ID_SIZE)
         / (ITEM_POINTER_SIZE + FINGERPRINT_SIZE)
-        / m;
-    let level = slots - 2;
+        / if m == 0 { 1 } else { m };
+    let level = slots.saturating_sub(2);
     if level < 63 {
         level as u8
     } else {
@@ -165,10 +166,11 @@ pub const fn max_level(m: usize) -> u8 {
 
 /// Zeroes every fingerprint of a composite neighbor tuple of `count` slots (vacuum clears the
 /// TIDs of a deleted element's tuple with [`crate::hnsw::NeighborMut::clear`]).
-pub fn clear_fingerprints(item: &mut [u8], count: usize) {
+pub fn clear_fingerprints(item: &mut [u8], count: usize) -> Result<(), FormatError> {
     for i in 0..count {
-        set_slot_fingerprint(item, count, i, 0);
+        set_slot_fingerprint(item, count, i, 0)?;
     }
+    Ok(())
 }
 
 /// Bytes of a composite neighbor tuple of `count` slots, `MAXALIGN`ed: pgvector's header and
@@ -189,14 +191,35 @@ pub fn slot_fingerprint(item: &[u8], count: usize, i: usize) -> Option<u16> {
     (i < count && item.len() >= at + FINGERPRINT_SIZE).then(|| read_u16(item, at))
 }
 
-/// Writes the fingerprint of slot `i` of a composite neighbor tuple of `count` slots.
-pub fn set_slot_fingerprint(item: &mut [u8], count: usize, i: usize, fingerprint: u16) {
-    assert!(i < count, "neighbor slot {i} of {count}");
+/// Writes the fingerprint of slot `i` of a composite neighbor tuple of `count` slots; an error
+/// if the item is too short for `count` slots or `i` is not one of them.
+pub fn set_slot_fingerprint(
+    item: &mut [u8],
+    count: usize,
+    i: usize,
+    fingerprint: u16,
+) -> Result<(), FormatError> {
+    if i >= count {
+        return Err(FormatError::TooShort {
+            what: "composite neighbor tuple slot",
+            len: count,
+            need: i + 1,
+        });
+    }
+    let need = fingerprints_at(count) + FINGERPRINT_SIZE * count;
+    if item.len() < need {
+        return Err(FormatError::TooShort {
+            what: "composite neighbor tuple",
+            len: item.len(),
+            need,
+        });
+    }
     write_u16(
         item,
         fingerprints_at(count) + FINGERPRINT_SIZE * i,
         fingerprint,
     );
+    Ok(())
 }
 
 /// A composite neighbor tuple: pgvector's (`version`, every slot's TID) and each slot's
@@ -211,7 +234,7 @@ pub fn encode_neighbor_tuple(
     assert_eq!(tids.len(), fingerprints.len(), "one fingerprint per slot");
     crate::hnsw::NeighborTuple { version, tids }.encode(out);
     for (i, &fp) in fingerprints.iter().enumerate() {
-        set_slot_fingerprint(out, tids.len(), i, fp);
+        set_slot_fingerprint(out, tids.len(), i, fp).expect("the caller's buffer holds the tuple");
     }
 }
 
@@ -359,7 +382,10 @@ mod tests {
         }
         assert_eq!(slot_fingerprint(&item, tids.len(), 48), None);
         assert_eq!(slot_fingerprint(&item[..100], tids.len(), 47), None);
-        set_slot_fingerprint(&mut item, tids.len(), 5, 77);
+        set_slot_fingerprint(&mut item, tids.len(), 5, 77).unwrap();
+        assert!(set_slot_fingerprint(&mut item, tids.len(), 48, 1).is_err());
+        assert!(set_slot_fingerprint(&mut item[..300], tids.len(), 0, 1).is_err());
+        assert!(clear_fingerprints(&mut item[..300], tids.len()).is_err());
         assert_eq!(slot_fingerprint(&item, tids.len(), 5), Some(77));
         let view = NeighborView::parse(&item).unwrap();
         assert_eq!(
@@ -414,6 +440,7 @@ mod tests {
         assert_eq!(max_level(16), 61);
         assert_eq!(max_level(100), 8);
         assert_eq!(max_level(2), 63);
+        assert_eq!(max_level(1000), 0, "no underflow past the widest m");
         for m in [2usize, 5, 16, 48, 100] {
             let count = crate::hnsw::neighbor_count(max_level(m), m);
             let room =
@@ -426,7 +453,7 @@ mod tests {
         }
         let mut item = vec![0u8; neighbor_tuple_size(4)];
         encode_neighbor_tuple(1, &[ItemPointer::new(1, 1); 4], &[9, 8, 7, 6], &mut item);
-        clear_fingerprints(&mut item, 4);
+        clear_fingerprints(&mut item, 4).unwrap();
         assert!((0..4).all(|i| slot_fingerprint(&item, 4, i) == Some(0)));
     }
 

@@ -149,6 +149,8 @@ pub struct FilteredScan<S: GraphStore> {
     walk: Walk<S::Id>,
     stats: FilterStats,
     started: bool,
+    /// The scan started as an iterative one (only then does it resume).
+    iterative: bool,
     /// No further round: `max_scan_tuples` or the memory budget reached, or nothing to walk.
     finished: bool,
     /// The last round's results, furthest first.
@@ -173,6 +175,7 @@ impl<S: FilterStore> FilteredScan<S> {
                 pushed_out: Vec::new(),
                 kinds: Vec::new(),
                 visited: IdSet::default(),
+                tuples: 0,
                 ef: params.ef_search.max(1),
                 out_of_memory: None,
                 #[cfg(test)]
@@ -180,6 +183,7 @@ impl<S: FilterStore> FilteredScan<S> {
             },
             stats: FilterStats::default(),
             started: false,
+            iterative: false,
             finished: false,
             ready: Vec::new(),
             previous: f64::NEG_INFINITY,
@@ -208,9 +212,10 @@ impl<S: FilterStore> FilteredScan<S> {
         stats
     }
 
-    /// Elements visited so far, as `max_scan_tuples` counts them.
+    /// Layer-0 elements seen so far, entries included, as `max_scan_tuples` counts them
+    /// (pgvector's `tuples`).
     pub fn tuples(&self) -> u64 {
-        self.state.stats.visited
+        self.walk.tuples
     }
 
     /// Bytes the scan's structures hold now (its own estimate: the candidates, the visited
@@ -219,7 +224,9 @@ impl<S: FilterStore> FilteredScan<S> {
         let w = &self.walk;
         self.state.arena.capacity() * std::mem::size_of::<Candidate<S::Id, S::Meta>>()
             + w.visited.capacity() * (std::mem::size_of::<S::Id>() + 1)
-            + (w.c.len() + w.w.len() + w.held.len()) * HEAP_NODE_BYTES
+            + w.c.allocated_bytes()
+            + w.w.allocated_bytes()
+            + w.held.allocated_bytes()
             + w.kinds.capacity()
             + w.held_ids.capacity() * std::mem::size_of::<S::Id>()
             + w.pushed_out.capacity() * std::mem::size_of::<u32>()
@@ -228,7 +235,7 @@ impl<S: FilterStore> FilteredScan<S> {
     /// Bytes of an allocation that failed: the scan stopped and [`Self::next`] returns `None`;
     /// the caller raises "out of memory" instead of ending the scan.
     pub fn out_of_memory(&self) -> Option<usize> {
-        self.walk.out_of_memory
+        self.walk.out_of_memory.or(self.state.out_of_memory)
     }
 
     /// The rows [`Self::next`] will return without walking again, nearest first (a strict scan
@@ -244,7 +251,7 @@ impl<S: FilterStore> FilteredScan<S> {
     /// The next passing element, nearest first within a round; `None` when the scan is done.
     pub fn next(&mut self, store: &mut S) -> Option<Candidate<S::Id, S::Meta>> {
         loop {
-            if self.walk.out_of_memory.is_some() {
+            if self.out_of_memory().is_some() {
                 return None;
             }
             if let Some(index) = self.ready.pop() {
@@ -262,12 +269,15 @@ impl<S: FilterStore> FilteredScan<S> {
                 return None;
             }
             store.lock(GraphLock::ScanShare);
+            self.walk.ef = self.params.ef_search.max(1);
             if !self.started {
                 self.started = true;
+                self.iterative = self.params.mode != IterativeScan::Off;
                 if !self.start(store) {
                     self.finished = true;
                 }
-            } else if self.params.mode == IterativeScan::Off {
+            } else if self.params.mode == IterativeScan::Off || !self.iterative {
+                // As `Scan`: a scan that started as a single search kept nothing to resume.
                 self.finished = true;
             } else if self.tuples() >= self.params.max_scan_tuples
                 || self.memory_allocated() > self.params.max_memory
@@ -280,7 +290,6 @@ impl<S: FilterStore> FilteredScan<S> {
             }
             if !self.finished {
                 let before = (self.tuples(), self.stats.failing_expanded);
-                self.walk.ef = self.params.ef_search.max(1);
                 self.walk.run(
                     store,
                     &mut self.state,
@@ -296,7 +305,14 @@ impl<S: FilterStore> FilteredScan<S> {
                 }
             }
             store.unlock(GraphLock::ScanShare);
-            self.ready = std::iter::from_fn(|| self.walk.w.pop().map(|(i, _)| i)).collect();
+            self.ready.clear();
+            if self.ready.try_reserve(self.walk.w.len()).is_err() {
+                self.walk.out_of_memory = Some(self.walk.w.len() * 4);
+                return None;
+            }
+            while let Some((index, _)) = self.walk.w.pop() {
+                self.ready.push(index);
+            }
         }
     }
 
@@ -317,10 +333,19 @@ impl<S: FilterStore> FilteredScan<S> {
             (self.params.descent_ef.max(1), 1),
             false,
         );
-        if !self.filter.seeds.is_empty() {
+        if state.out_of_memory.is_some() {
+            return false;
+        }
+        let seeds = self.filter.seeds.len();
+        if seeds > 0 {
             let mut loaded = Vec::new();
-            if loaded.try_reserve(self.filter.seeds.len()).is_err() {
-                self.walk.out_of_memory = Some(self.filter.seeds.len());
+            if self.walk.reserve(state, seeds).is_err()
+                || loaded.try_reserve(seeds).is_err()
+                || entries.try_reserve(seeds).is_err()
+            {
+                self.walk
+                    .out_of_memory
+                    .get_or_insert(seeds * std::mem::size_of::<Candidate<S::Id, S::Meta>>());
                 return false;
             }
             store.load(&self.query, &self.filter.seeds, &mut loaded);
@@ -336,6 +361,7 @@ impl<S: FilterStore> FilteredScan<S> {
             if !self.walk.visited.insert(id) {
                 continue;
             }
+            self.walk.tuples += 1;
             // An entry comes from the descent, loaded: its exact attribute is known.
             let kind = if state.get(index).live {
                 Kind::Passing
@@ -348,7 +374,7 @@ impl<S: FilterStore> FilteredScan<S> {
     }
 }
 
-/// Bytes a queued candidate takes in a pairing heap, as the memory estimate counts it.
+/// Bytes a queued candidate takes in a pairing heap, for the size of a failed reservation.
 const HEAP_NODE_BYTES: usize = 24;
 
 struct Walk<Id> {
@@ -365,6 +391,8 @@ struct Walk<Id> {
     /// Loaded elements a round left out (not queued, or pushed out of W), for the next round.
     pushed_out: Vec<u32>,
     visited: IdSet<Id>,
+    /// Layer-0 elements seen (entries and neighbors newly visited).
+    tuples: u64,
     ef: usize,
     /// Bytes of a reservation that failed.
     out_of_memory: Option<usize>,
@@ -504,6 +532,12 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
             let next = match self.c.pop() {
                 Some((index, distance)) => {
                     if self.full() && distance > self.furthest() {
+                        // The next round may start from it.
+                        if self.c.try_reserve(1).is_err() {
+                            self.out_of_memory = Some(HEAP_NODE_BYTES);
+                        } else {
+                            self.c.push(index, distance);
+                        }
                         break;
                     }
                     Next::Loaded(index)
@@ -536,17 +570,24 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
                 }
             };
             state.stats.hops += 1;
-            if self.reserve(state, neighbors.len()).is_err() {
-                return;
-            }
             batch.clear();
             batch_kinds.clear();
             failing.clear();
+            let n = neighbors.len();
+            if self.reserve(state, n).is_err()
+                || batch.try_reserve(n).is_err()
+                || batch_kinds.try_reserve(n).is_err()
+                || failing.try_reserve(n).is_err()
+            {
+                self.out_of_memory.get_or_insert(n * HEAP_NODE_BYTES);
+                return;
+            }
             for &(id, may_pass) in &neighbors {
                 if !self.visited.insert(id) {
                     continue;
                 }
                 state.stats.visited += 1;
+                self.tuples += 1;
                 stats.tested += 1;
                 if may_pass {
                     batch.push(id);
@@ -574,7 +615,12 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
                         stats.failing_expanded += 1;
                         second.clear();
                         store.tested_neighbors_of(&id, &mut second);
-                        if self.reserve(state, batch.len() + second.len()).is_err() {
+                        let more = second.len();
+                        if self.reserve(state, batch.len() + more).is_err()
+                            || batch.try_reserve(more).is_err()
+                            || batch_kinds.try_reserve(more).is_err()
+                        {
+                            self.out_of_memory.get_or_insert(more * HEAP_NODE_BYTES);
                             return;
                         }
                         for &(id2, may_pass) in &second {
@@ -585,6 +631,7 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
                             if may_pass {
                                 self.visited.insert(id2);
                                 state.stats.visited += 1;
+                                self.tuples += 1;
                                 batch.push(id2);
                                 batch_kinds.push(Kind::Passing);
                             }

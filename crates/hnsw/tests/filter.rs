@@ -435,10 +435,12 @@ fn iterative_filtered_scans_go_past_ef() {
     let passing: Vec<u32> = (0..pass.len() as u32)
         .filter(|&i| pass[i as usize])
         .collect();
-    for mode in [
-        IterativeScan::Off,
-        IterativeScan::Relaxed,
-        IterativeScan::Strict,
+    for (mode, expansion) in [
+        (IterativeScan::Off, Expansion::TwoHop),
+        (IterativeScan::Relaxed, Expansion::TwoHop),
+        (IterativeScan::Strict, Expansion::TwoHop),
+        (IterativeScan::Relaxed, Expansion::Steer),
+        (IterativeScan::Strict, Expansion::Steer),
     ] {
         let mut total_recall = 0.0;
         for &q in &queries {
@@ -449,7 +451,7 @@ fn iterative_filtered_scans_go_past_ef() {
                 ..ScanParams::default()
             };
             let mut scan: FilteredScan<Filtered<'_>> =
-                FilteredScan::new(query.clone(), params, FilterParams::new(Expansion::TwoHop));
+                FilteredScan::new(query.clone(), params, FilterParams::new(expansion));
             let mut store = Filtered::new(&mut data.graph, &pass);
             let mut rows = Vec::new();
             let mut previous = f64::NEG_INFINITY;
@@ -475,8 +477,8 @@ fn iterative_filtered_scans_go_past_ef() {
         }
         if mode != IterativeScan::Off {
             let mean = total_recall / queries.len() as f64;
-            eprintln!("{mode:?}: recall@100 {mean:.4}");
-            assert!(mean >= 0.9, "{mode:?}: recall@100 {mean:.4}");
+            eprintln!("{mode:?} {expansion:?}: recall@100 {mean:.4}");
+            assert!(mean >= 0.9, "{mode:?} {expansion:?}: recall@100 {mean:.4}");
         }
     }
 }
@@ -586,7 +588,18 @@ fn filtered_scans_keep_their_budgets() {
         },
         Some(relaxed),
     );
-    assert_eq!(switched, all, "iterative from the sixth row on");
+    assert_eq!(
+        switched, EF,
+        "a scan started as one search kept nothing to resume"
+    );
+    let (stopped, _, _) = rows(
+        relaxed,
+        Some(ScanParams {
+            ef_search: EF,
+            ..ScanParams::default()
+        }),
+    );
+    assert_eq!(stopped, EF, "iterative no more from the sixth row on");
     let locks = {
         let mut store = Filtered::new(&mut data.graph, &pass);
         let mut scan: FilteredScan<Filtered<'_>> =

@@ -122,6 +122,11 @@ impl PairingHeap {
         root
     }
 
+    /// Bytes the heap's nodes hold: every push keeps a node until the heap is dropped.
+    pub fn allocated_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+    }
+
     /// Makes room for `additional` more pushes without reallocating; on failure, the bytes
     /// that were asked for.
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), usize> {
