@@ -174,6 +174,7 @@ impl<S: FilterStore> FilteredScan<S> {
                 held_ids: Vec::new(),
                 pushed_out: Vec::new(),
                 kinds: Vec::new(),
+                expanded: Vec::new(),
                 visited: IdSet::default(),
                 tuples: 0,
                 ef: params.ef_search.max(1),
@@ -228,6 +229,7 @@ impl<S: FilterStore> FilteredScan<S> {
             + w.w.allocated_bytes()
             + w.held.allocated_bytes()
             + w.kinds.capacity()
+            + w.expanded.capacity()
             + w.held_ids.capacity() * std::mem::size_of::<S::Id>()
             + w.pushed_out.capacity() * std::mem::size_of::<u32>()
     }
@@ -386,8 +388,9 @@ struct Walk<Id> {
     /// parent's distance.
     held: PairingHeap,
     held_ids: Vec<Id>,
-    /// The kind of each arena index.
+    /// The kind of each arena index, and whether it was expanded.
     kinds: Vec<Kind>,
+    expanded: Vec<bool>,
     /// Loaded elements a round left out (not queued, or pushed out of W), for the next round.
     pushed_out: Vec<u32>,
     visited: IdSet<Id>,
@@ -410,6 +413,7 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
         let i = index as usize;
         if self.kinds.len() <= i {
             self.kinds.resize(i + 1, Kind::Failing);
+            self.expanded.resize(i + 1, false);
         }
         self.kinds[i] = kind;
     }
@@ -425,6 +429,10 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
             .and_then(|_| {
                 self.kinds
                     .try_reserve(arena.saturating_sub(self.kinds.len()))
+                    .and_then(|_| {
+                        self.expanded
+                            .try_reserve(arena.saturating_sub(self.expanded.len()))
+                    })
                     .map_err(|_| n)
             })
             .and_then(|_| self.visited.try_reserve(n).map_err(|_| n * 8))
@@ -554,6 +562,11 @@ impl<Id: Copy + Eq + std::hash::Hash> Walk<Id> {
             neighbors.clear();
             let parent_distance = match next {
                 Next::Loaded(index) => {
+                    // A row pushed out of W after its expansion comes back on resume: its
+                    // neighbors are all visited already.
+                    if std::mem::replace(&mut self.expanded[index as usize], true) {
+                        continue;
+                    }
                     if self.kind(index) == Kind::Failing {
                         if stats.failing_expanded >= budget {
                             continue;
